@@ -66,8 +66,8 @@ public record ItemId(String job, LocalDate businessDate, String accountId, Strin
   }
 
   /**
-   * The provider idempotency key: derived from the item only, never from the attempt or the
-   * fencing token, so every retry, resume and node sends the same key for the same cleanup.
+   * The provider idempotency key: derived from the item only, never from the attempt or the fencing
+   * token, so every retry, resume and node sends the same key for the same cleanup.
    */
   public String idempotencyKey() {
     try {

@@ -1,0 +1,752 @@
+package io.fencekeeper.item;
+
+import io.fencekeeper.CborSerializable;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
+import org.apache.pekko.cluster.sharding.typed.javadsl.Entity;
+import org.apache.pekko.cluster.sharding.typed.javadsl.EntityTypeKey;
+import org.apache.pekko.persistence.typed.PersistenceId;
+import org.apache.pekko.persistence.typed.javadsl.CommandHandlerWithReply;
+import org.apache.pekko.persistence.typed.javadsl.CommandHandlerWithReplyBuilder;
+import org.apache.pekko.persistence.typed.javadsl.EventHandler;
+import org.apache.pekko.persistence.typed.javadsl.EventSourcedBehaviorWithEnforcedReplies;
+import org.apache.pekko.persistence.typed.javadsl.ReplyEffect;
+
+/**
+ * One unit of cleanup as a sharded, event-sourced entity: the single authority on who holds the
+ * lease of an item, until when, and with which fencing token (design.md §3.1).
+ *
+ * <p>Every command that mutates carries the fencing token of the claim it belongs to. A command
+ * with a token that is not current, or whose lease has run out, is answered {@link LeaseLost} and
+ * the rejection itself is journaled, so the audit trail shows the attempts that lost as well.
+ */
+public final class WorkItem
+    extends EventSourcedBehaviorWithEnforcedReplies<
+        WorkItem.Command, WorkItem.Event, WorkItem.State> {
+
+  public static final EntityTypeKey<Command> ENTITY_TYPE_KEY =
+      EntityTypeKey.create(Command.class, "WorkItem");
+
+  /** Registers the entity with Cluster Sharding on this node. */
+  public static void init(ActorSystem<?> system, Clock clock, Settings settings) {
+    ClusterSharding.get(system)
+        .init(
+            Entity.of(
+                ENTITY_TYPE_KEY,
+                context -> create(ItemId.parse(context.getEntityId()), clock, settings)));
+  }
+
+  public static Behavior<Command> create(ItemId itemId, Clock clock, Settings settings) {
+    return new WorkItem(itemId, clock, settings);
+  }
+
+  public static PersistenceId persistenceId(ItemId itemId) {
+    return PersistenceId.of(ENTITY_TYPE_KEY.name(), itemId.value());
+  }
+
+  /** Limits that protect the entity from absurd requests. */
+  public record Settings(Duration maxLease, int defaultMaxAttempts) {
+    public static Settings defaults() {
+      return new Settings(Duration.ofHours(1), 5);
+    }
+  }
+
+  private final ItemId itemId;
+  private final Clock clock;
+  private final Settings settings;
+
+  private WorkItem(ItemId itemId, Clock clock, Settings settings) {
+    super(persistenceId(itemId));
+    this.itemId = itemId;
+    this.clock = clock;
+    this.settings = settings;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Protocol
+
+  public enum Status {
+    PENDING,
+    LEASED,
+    DONE,
+    FAILED,
+    CLOSED
+  }
+
+  /** What the next holder knows about the cleanup at the provider. */
+  public enum EffectStatus {
+    /** Nobody has reported sending the mutation. */
+    NONE,
+    /** The effect is recorded: never send it to the provider again. */
+    RECORDED,
+    /** It may or may not have happened: reconcile with lookup before any new apply. */
+    AMBIGUOUS
+  }
+
+  /** How the recorded effect came about. */
+  public enum OutcomeKind {
+    /** The provider applied the cleanup for this item's idempotency key. */
+    APPLIED,
+    /** Reconciliation found the effect already at the provider. */
+    FOUND_BY_LOOKUP,
+    /** The plan said there was nothing to clean up. */
+    NOTHING_TO_DO
+  }
+
+  public record EffectOutcome(OutcomeKind kind, String providerReference, String detail)
+      implements CborSerializable {}
+
+  public sealed interface Command extends CborSerializable
+      permits Claim,
+          Renew,
+          RecordEffect,
+          MarkAmbiguous,
+          Complete,
+          Fail,
+          Release,
+          Close,
+          Reopen,
+          Retry,
+          Get {}
+
+  /** Takes the lease; {@code maxAttempts} is the run's limit, remembered by the item. */
+  public record Claim(String workerId, Duration lease, int maxAttempts, ActorRef<Reply> replyTo)
+      implements Command {}
+
+  public record Renew(long token, Duration lease, ActorRef<Reply> replyTo) implements Command {}
+
+  public record RecordEffect(long token, EffectOutcome outcome, ActorRef<Reply> replyTo)
+      implements Command {}
+
+  public record MarkAmbiguous(long token, String reason, ActorRef<Reply> replyTo)
+      implements Command {}
+
+  public record Complete(long token, ActorRef<Reply> replyTo) implements Command {}
+
+  public record Fail(
+      long token, String error, boolean retryable, Duration retryAfter, ActorRef<Reply> replyTo)
+      implements Command {}
+
+  public record Release(long token, ActorRef<Reply> replyTo) implements Command {}
+
+  /** From the coordinator: deadline or cancel. Bumps the token to fence off in-flight workers. */
+  public record Close(String reason, ActorRef<Reply> replyTo) implements Command {}
+
+  /** From the coordinator on resume: CLOSED or FAILED back to PENDING. */
+  public record Reopen(ActorRef<Reply> replyTo) implements Command {}
+
+  /** Manual retry of a FAILED item. */
+  public record Retry(ActorRef<Reply> replyTo) implements Command {}
+
+  public record Get(ActorRef<Reply> replyTo) implements Command {}
+
+  /** Every answer of the entity; rejections are answers, not exceptions. */
+  public sealed interface Reply extends CborSerializable
+      permits Claimed, Accepted, LeaseLost, LeaseHeld, NotClaimable, Invalid {}
+
+  /** The lease was granted. {@code effect} tells the holder what it must do first. */
+  public record Claimed(
+      String itemId,
+      long token,
+      Instant leaseExpiresAt,
+      int attempt,
+      EffectStatus effect,
+      String idempotencyKey,
+      ItemView item)
+      implements Reply {}
+
+  /** The command took effect (or was already in effect); the item as it is now. */
+  public record Accepted(ItemView item) implements Reply {}
+
+  /** A stale token or an expired lease: the caller must stop, it no longer owns the item. */
+  public record LeaseLost(long presentedToken, long currentToken, String reason) implements Reply {}
+
+  /** Claim refused: someone else holds a live lease. */
+  public record LeaseHeld(String owner, Instant leaseExpiresAt, long currentToken)
+      implements Reply {}
+
+  /** Claim refused: the item is not open for work (done, failed, closed or backing off). */
+  public record NotClaimable(Status status, String reason, Instant retryAt) implements Reply {}
+
+  /** The command was malformed or not allowed in this state; nothing changed. */
+  public record Invalid(String field, String message) implements Reply {}
+
+  /** The item as the outside world sees it. */
+  public record ItemView(
+      String itemId,
+      Status status,
+      String owner,
+      long token,
+      Instant leaseExpiresAt,
+      int attempt,
+      int maxAttempts,
+      EffectStatus effect,
+      EffectOutcome effectOutcome,
+      String lastError,
+      String closedReason,
+      Instant retryAt,
+      String idempotencyKey)
+      implements CborSerializable {}
+
+  // ---------------------------------------------------------------------------------------------
+  // Events: the audit trail of every attempt
+
+  public sealed interface Event extends CborSerializable
+      permits LeaseGranted,
+          LeaseRenewed,
+          EffectRecorded,
+          MarkedAmbiguous,
+          ItemCompleted,
+          AttemptFailed,
+          LeaseReleased,
+          ItemClosed,
+          ItemReopened,
+          RetryRequested,
+          StaleCommandRejected {
+    Instant at();
+  }
+
+  /**
+   * A claim. {@code previousOwner} is set when the previous lease expired without an outcome from
+   * its holder: a takeover, which makes the effect ambiguous.
+   */
+  public record LeaseGranted(
+      String workerId,
+      long token,
+      int attempt,
+      int maxAttempts,
+      Instant leaseExpiresAt,
+      String previousOwner,
+      Instant at)
+      implements Event {}
+
+  public record LeaseRenewed(long token, Instant leaseExpiresAt, Instant at) implements Event {}
+
+  public record EffectRecorded(long token, EffectOutcome outcome, Instant at) implements Event {}
+
+  public record MarkedAmbiguous(long token, String reason, Instant at) implements Event {}
+
+  public record ItemCompleted(long token, Instant at) implements Event {}
+
+  public record AttemptFailed(
+      long token, String error, boolean retryable, boolean exhausted, Instant retryAt, Instant at)
+      implements Event {}
+
+  public record LeaseReleased(long token, Instant at) implements Event {}
+
+  /** {@code newToken} is one past the last claim's; {@code abandonedOwner} held a live lease. */
+  public record ItemClosed(long newToken, String reason, String abandonedOwner, Instant at)
+      implements Event {}
+
+  public record ItemReopened(Status from, Instant at) implements Event {}
+
+  public record RetryRequested(Instant at) implements Event {}
+
+  /** A command that lost: journaled for the audit, changes nothing else (invariant 2). */
+  public record StaleCommandRejected(
+      String command, long presentedToken, long currentToken, String reason, Instant at)
+      implements Event {}
+
+  // ---------------------------------------------------------------------------------------------
+  // State
+
+  /**
+   * The item's state, rebuilt from the journal. {@code outcomeReported} says whether the current
+   * lease's holder has told us what happened; a lease that ends without it is ambiguous.
+   */
+  public record State(
+      Status status,
+      String owner,
+      long token,
+      Instant leaseExpiresAt,
+      int attempt,
+      int maxAttempts,
+      EffectStatus effect,
+      EffectOutcome effectOutcome,
+      boolean outcomeReported,
+      String lastError,
+      String closedReason,
+      Instant retryAt)
+      implements CborSerializable {
+
+    static State initial() {
+      return new State(
+          Status.PENDING, null, 0, null, 0, 0, EffectStatus.NONE, null, true, null, null, null);
+    }
+
+    boolean leaseLiveAt(Instant now) {
+      return status == Status.LEASED && now.isBefore(leaseExpiresAt);
+    }
+
+    /** The effect after the current lease ends: unreported leases leave it ambiguous. */
+    EffectStatus effectAfterLeaseEnds() {
+      if (status == Status.LEASED && !outcomeReported && effect == EffectStatus.NONE) {
+        return EffectStatus.AMBIGUOUS;
+      }
+      return effect;
+    }
+
+    State onLeaseGranted(LeaseGranted e) {
+      return new State(
+          Status.LEASED,
+          e.workerId(),
+          e.token(),
+          e.leaseExpiresAt(),
+          e.attempt(),
+          e.maxAttempts(),
+          effectAfterLeaseEnds(),
+          effectOutcome,
+          false,
+          lastError,
+          null,
+          null);
+    }
+
+    State onLeaseRenewed(LeaseRenewed e) {
+      return withLease(e.leaseExpiresAt());
+    }
+
+    State onEffectRecorded(EffectRecorded e) {
+      return new State(
+          status,
+          owner,
+          token,
+          leaseExpiresAt,
+          attempt,
+          maxAttempts,
+          EffectStatus.RECORDED,
+          e.outcome(),
+          true,
+          lastError,
+          closedReason,
+          retryAt);
+    }
+
+    State onMarkedAmbiguous(MarkedAmbiguous e) {
+      return new State(
+          status,
+          owner,
+          token,
+          leaseExpiresAt,
+          attempt,
+          maxAttempts,
+          effect == EffectStatus.RECORDED ? EffectStatus.RECORDED : EffectStatus.AMBIGUOUS,
+          effectOutcome,
+          true,
+          e.reason(),
+          closedReason,
+          retryAt);
+    }
+
+    State onCompleted(ItemCompleted e) {
+      return new State(
+          Status.DONE,
+          owner,
+          token,
+          leaseExpiresAt,
+          attempt,
+          maxAttempts,
+          effect,
+          effectOutcome,
+          true,
+          lastError,
+          null,
+          null);
+    }
+
+    State onAttemptFailed(AttemptFailed e) {
+      return new State(
+          e.exhausted() ? Status.FAILED : Status.PENDING,
+          null,
+          token,
+          null,
+          attempt,
+          maxAttempts,
+          effect,
+          effectOutcome,
+          true,
+          e.error(),
+          null,
+          e.retryAt());
+    }
+
+    State onReleased(LeaseReleased e) {
+      return reopened();
+    }
+
+    State onClosed(ItemClosed e) {
+      return new State(
+          Status.CLOSED,
+          null,
+          e.newToken(),
+          null,
+          attempt,
+          maxAttempts,
+          effectAfterLeaseEnds(),
+          effectOutcome,
+          true,
+          lastError,
+          e.reason(),
+          null);
+    }
+
+    /** Back to PENDING with no holder; the effect and the last error stay for the next claim. */
+    State reopened() {
+      return new State(
+          Status.PENDING,
+          null,
+          token,
+          null,
+          attempt,
+          maxAttempts,
+          effect,
+          effectOutcome,
+          true,
+          lastError,
+          null,
+          null);
+    }
+
+    private State withLease(Instant expiresAt) {
+      return new State(
+          status,
+          owner,
+          token,
+          expiresAt,
+          attempt,
+          maxAttempts,
+          effect,
+          effectOutcome,
+          outcomeReported,
+          lastError,
+          closedReason,
+          retryAt);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Command handlers
+
+  @Override
+  public State emptyState() {
+    return State.initial();
+  }
+
+  @Override
+  public CommandHandlerWithReply<Command, Event, State> commandHandler() {
+    CommandHandlerWithReplyBuilder<Command, Event, State> builder =
+        newCommandHandlerWithReplyBuilder();
+    builder
+        .forAnyState()
+        .onCommand(Claim.class, this::onClaim)
+        .onCommand(Renew.class, this::onRenew)
+        .onCommand(RecordEffect.class, this::onRecordEffect)
+        .onCommand(MarkAmbiguous.class, this::onMarkAmbiguous)
+        .onCommand(Complete.class, this::onComplete)
+        .onCommand(Fail.class, this::onFail)
+        .onCommand(Release.class, this::onRelease)
+        .onCommand(Close.class, this::onClose)
+        .onCommand(Reopen.class, this::onReopen)
+        .onCommand(Retry.class, this::onRetry)
+        .onCommand(Get.class, (state, cmd) -> Effect().reply(cmd.replyTo(), accepted(state)));
+    return builder.build();
+  }
+
+  private ReplyEffect<Event, State> onClaim(State state, Claim cmd) {
+    Instant now = clock.instant();
+    if (cmd.workerId() == null || cmd.workerId().isBlank() || cmd.workerId().length() > 200) {
+      return invalid(cmd.replyTo(), "workerId", "workerId must be 1-200 characters");
+    }
+    Reply badLease = validateLease(cmd.lease());
+    if (badLease != null) {
+      return Effect().reply(cmd.replyTo(), badLease);
+    }
+    if (cmd.maxAttempts() < 1 || cmd.maxAttempts() > 1000) {
+      return invalid(cmd.replyTo(), "maxAttempts", "maxAttempts must be between 1 and 1000");
+    }
+    switch (state.status()) {
+      case DONE, FAILED, CLOSED -> {
+        return Effect()
+            .reply(
+                cmd.replyTo(), new NotClaimable(state.status(), "item is " + state.status(), null));
+      }
+      case LEASED -> {
+        if (state.leaseLiveAt(now)) {
+          return Effect()
+              .reply(
+                  cmd.replyTo(),
+                  new LeaseHeld(state.owner(), state.leaseExpiresAt(), state.token()));
+        }
+      }
+      case PENDING -> {
+        if (state.retryAt() != null && now.isBefore(state.retryAt())) {
+          return Effect()
+              .reply(
+                  cmd.replyTo(),
+                  new NotClaimable(Status.PENDING, "backing off after a failure", state.retryAt()));
+        }
+      }
+    }
+    // a lease that expired with its holder silent is a takeover: the holder may have sent
+    String previousOwner =
+        state.status() == Status.LEASED && !state.outcomeReported() ? state.owner() : null;
+    LeaseGranted granted =
+        new LeaseGranted(
+            cmd.workerId(),
+            state.token() + 1,
+            state.attempt() + 1,
+            cmd.maxAttempts(),
+            now.plus(cmd.lease()),
+            previousOwner,
+            now);
+    return Effect()
+        .persist(granted)
+        .thenReply(
+            cmd.replyTo(),
+            s ->
+                new Claimed(
+                    itemId.value(),
+                    s.token(),
+                    s.leaseExpiresAt(),
+                    s.attempt(),
+                    s.effect(),
+                    itemId.idempotencyKey(),
+                    view(s)));
+  }
+
+  private ReplyEffect<Event, State> onRenew(State state, Renew cmd) {
+    Reply badLease = validateLease(cmd.lease());
+    if (badLease != null) {
+      return Effect().reply(cmd.replyTo(), badLease);
+    }
+    Instant now = clock.instant();
+    String lost = leaseProblem(state, cmd.token(), now, true);
+    if (lost != null) {
+      return rejectStale(state, "Renew", cmd.token(), lost, now, cmd.replyTo());
+    }
+    // never shorten a lease: a late renewal must not cut the holder's time
+    Instant proposed = now.plus(cmd.lease());
+    Instant expiresAt =
+        proposed.isAfter(state.leaseExpiresAt()) ? proposed : state.leaseExpiresAt();
+    return Effect()
+        .persist(new LeaseRenewed(cmd.token(), expiresAt, now))
+        .thenReply(cmd.replyTo(), this::accepted);
+  }
+
+  private ReplyEffect<Event, State> onRecordEffect(State state, RecordEffect cmd) {
+    if (cmd.outcome() == null || cmd.outcome().kind() == null) {
+      return invalid(cmd.replyTo(), "outcome", "outcome with a kind is required");
+    }
+    Instant now = clock.instant();
+    String lost = leaseProblem(state, cmd.token(), now, true);
+    if (lost != null) {
+      return rejectStale(state, "RecordEffect", cmd.token(), lost, now, cmd.replyTo());
+    }
+    if (state.effect() == EffectStatus.RECORDED) {
+      // invariant 3: at most one effect record per item
+      return Effect()
+          .reply(
+              cmd.replyTo(), new Invalid("outcome", "an effect is already recorded for this item"));
+    }
+    return Effect()
+        .persist(new EffectRecorded(cmd.token(), cmd.outcome(), now))
+        .thenReply(cmd.replyTo(), this::accepted);
+  }
+
+  private ReplyEffect<Event, State> onMarkAmbiguous(State state, MarkAmbiguous cmd) {
+    Instant now = clock.instant();
+    String lost = leaseProblem(state, cmd.token(), now, false);
+    if (lost != null) {
+      return rejectStale(state, "MarkAmbiguous", cmd.token(), lost, now, cmd.replyTo());
+    }
+    return Effect()
+        .persist(new MarkedAmbiguous(cmd.token(), truncate(cmd.reason()), now))
+        .thenReply(cmd.replyTo(), this::accepted);
+  }
+
+  private ReplyEffect<Event, State> onComplete(State state, Complete cmd) {
+    Instant now = clock.instant();
+    if (state.status() == Status.DONE && state.token() == cmd.token()) {
+      // a holder repeating its own completion (lost response) gets the same answer
+      return Effect().reply(cmd.replyTo(), accepted(state));
+    }
+    String lost = leaseProblem(state, cmd.token(), now, true);
+    if (lost != null) {
+      return rejectStale(state, "Complete", cmd.token(), lost, now, cmd.replyTo());
+    }
+    if (state.effect() != EffectStatus.RECORDED) {
+      return invalid(
+          cmd.replyTo(),
+          "token",
+          "cannot complete: no effect is recorded (effect is " + state.effect() + ")");
+    }
+    return Effect()
+        .persist(new ItemCompleted(cmd.token(), now))
+        .thenReply(cmd.replyTo(), this::accepted);
+  }
+
+  private ReplyEffect<Event, State> onFail(State state, Fail cmd) {
+    if (cmd.retryAfter() != null && cmd.retryAfter().isNegative()) {
+      return invalid(cmd.replyTo(), "retryAfter", "retryAfter must not be negative");
+    }
+    Instant now = clock.instant();
+    String lost = leaseProblem(state, cmd.token(), now, false);
+    if (lost != null) {
+      return rejectStale(state, "Fail", cmd.token(), lost, now, cmd.replyTo());
+    }
+    boolean exhausted = !cmd.retryable() || state.attempt() >= state.maxAttempts();
+    Instant retryAt =
+        exhausted || cmd.retryAfter() == null || cmd.retryAfter().isZero()
+            ? null
+            : now.plus(cmd.retryAfter());
+    return Effect()
+        .persist(
+            new AttemptFailed(
+                cmd.token(), truncate(cmd.error()), cmd.retryable(), exhausted, retryAt, now))
+        .thenReply(cmd.replyTo(), this::accepted);
+  }
+
+  private ReplyEffect<Event, State> onRelease(State state, Release cmd) {
+    Instant now = clock.instant();
+    String lost = leaseProblem(state, cmd.token(), now, false);
+    if (lost != null) {
+      return rejectStale(state, "Release", cmd.token(), lost, now, cmd.replyTo());
+    }
+    return Effect()
+        .persist(new LeaseReleased(cmd.token(), now))
+        .thenReply(cmd.replyTo(), this::accepted);
+  }
+
+  private ReplyEffect<Event, State> onClose(State state, Close cmd) {
+    if (state.status() == Status.DONE || state.status() == Status.CLOSED) {
+      // DONE stays DONE; closing twice is the same close
+      return Effect().reply(cmd.replyTo(), accepted(state));
+    }
+    Instant now = clock.instant();
+    String abandonedOwner = state.status() == Status.LEASED ? state.owner() : null;
+    return Effect()
+        .persist(
+            new ItemClosed(
+                state.token() + 1,
+                cmd.reason() == null ? "closed" : truncate(cmd.reason()),
+                abandonedOwner,
+                now))
+        .thenReply(cmd.replyTo(), this::accepted);
+  }
+
+  private ReplyEffect<Event, State> onReopen(State state, Reopen cmd) {
+    if (state.status() != Status.CLOSED && state.status() != Status.FAILED) {
+      return Effect().reply(cmd.replyTo(), accepted(state));
+    }
+    return Effect()
+        .persist(new ItemReopened(state.status(), clock.instant()))
+        .thenReply(cmd.replyTo(), this::accepted);
+  }
+
+  private ReplyEffect<Event, State> onRetry(State state, Retry cmd) {
+    if (state.status() != Status.FAILED) {
+      return invalid(
+          cmd.replyTo(), "status", "only a FAILED item can be retried; it is " + state.status());
+    }
+    return Effect()
+        .persist(new RetryRequested(clock.instant()))
+        .thenReply(cmd.replyTo(), this::accepted);
+  }
+
+  /**
+   * Why a command with {@code token} may not change the item, or null when it may. Invariant 2:
+   * only the current token of a leased item counts, and for most commands only while the lease is
+   * live.
+   */
+  private static String leaseProblem(
+      State state, long token, Instant now, boolean requireLiveLease) {
+    if (token != state.token()) {
+      return "token " + token + " is not the current token " + state.token();
+    }
+    if (state.status() != Status.LEASED) {
+      return "item is " + state.status() + ", not leased";
+    }
+    if (requireLiveLease && !state.leaseLiveAt(now)) {
+      return "lease expired at " + state.leaseExpiresAt();
+    }
+    return null;
+  }
+
+  private ReplyEffect<Event, State> rejectStale(
+      State state,
+      String command,
+      long presented,
+      String reason,
+      Instant now,
+      ActorRef<Reply> replyTo) {
+    return Effect()
+        .persist(new StaleCommandRejected(command, presented, state.token(), reason, now))
+        .thenReply(replyTo, s -> new LeaseLost(presented, s.token(), reason));
+  }
+
+  private Reply validateLease(Duration lease) {
+    if (lease == null || lease.isNegative() || lease.isZero()) {
+      return new Invalid("lease", "lease must be a positive duration");
+    }
+    if (lease.compareTo(settings.maxLease()) > 0) {
+      return new Invalid("lease", "lease must not exceed " + settings.maxLease());
+    }
+    return null;
+  }
+
+  private ReplyEffect<Event, State> invalid(ActorRef<Reply> replyTo, String field, String message) {
+    return Effect().reply(replyTo, new Invalid(field, message));
+  }
+
+  private Accepted accepted(State state) {
+    return new Accepted(view(state));
+  }
+
+  private ItemView view(State s) {
+    return new ItemView(
+        itemId.value(),
+        s.status(),
+        s.owner(),
+        s.token(),
+        s.leaseExpiresAt(),
+        s.attempt(),
+        s.maxAttempts(),
+        s.effect(),
+        s.effectOutcome(),
+        s.lastError(),
+        s.closedReason(),
+        s.retryAt(),
+        itemId.idempotencyKey());
+  }
+
+  private static String truncate(String text) {
+    if (text == null) {
+      return null;
+    }
+    return text.length() <= 1000 ? text : text.substring(0, 1000);
+  }
+
+  @Override
+  public EventHandler<State, Event> eventHandler() {
+    return newEventHandlerBuilder()
+        .forAnyState()
+        .onEvent(LeaseGranted.class, State::onLeaseGranted)
+        .onEvent(LeaseRenewed.class, State::onLeaseRenewed)
+        .onEvent(EffectRecorded.class, State::onEffectRecorded)
+        .onEvent(MarkedAmbiguous.class, State::onMarkedAmbiguous)
+        .onEvent(ItemCompleted.class, State::onCompleted)
+        .onEvent(AttemptFailed.class, State::onAttemptFailed)
+        .onEvent(LeaseReleased.class, State::onReleased)
+        .onEvent(ItemClosed.class, State::onClosed)
+        .onEvent(ItemReopened.class, (state, e) -> state.reopened())
+        .onEvent(RetryRequested.class, (state, e) -> state.reopened())
+        // invariant 2: a rejected stale command is audited and changes nothing
+        .onEvent(StaleCommandRejected.class, (state, e) -> state)
+        .build();
+  }
+}

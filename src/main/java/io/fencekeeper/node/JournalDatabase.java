@@ -1,0 +1,101 @@
+package io.fencekeeper.node;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import com.typesafe.config.ConfigValueFactory;
+import java.nio.file.Path;
+import java.util.Map;
+import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.output.MigrateResult;
+
+/**
+ * Where the journal lives: the embedded H2 file by default, PostgreSQL when a jdbc:postgresql URL
+ * is configured. Owns the schema: versioned Flyway migrations run at start-up, before the journal
+ * plugin opens its pool, so a node never writes to a half-made schema.
+ */
+public record JournalDatabase(
+    Kind kind, String url, String user, String password, int maxConnections) {
+
+  public enum Kind {
+    H2("org.h2.Driver", "slick.jdbc.H2Profile$", "h2"),
+    POSTGRESQL("org.postgresql.Driver", "slick.jdbc.PostgresProfile$", "postgresql");
+
+    final String driver;
+    final String slickProfile;
+    final String migrationFolder;
+
+    Kind(String driver, String slickProfile, String migrationFolder) {
+      this.driver = driver;
+      this.slickProfile = slickProfile;
+      this.migrationFolder = migrationFolder;
+    }
+  }
+
+  public static JournalDatabase from(NodeSettings settings) {
+    String url = settings.dbUrl();
+    if (url.isEmpty()) {
+      url = embeddedH2Url(settings.dataDir());
+    }
+    Kind kind;
+    if (url.startsWith("jdbc:postgresql:")) {
+      kind = Kind.POSTGRESQL;
+    } else if (url.startsWith("jdbc:h2:")) {
+      kind = Kind.H2;
+    } else {
+      throw new IllegalArgumentException(
+          "FENCEKEEPER_DB_URL must start with jdbc:postgresql: or jdbc:h2:, got '" + url + "'");
+    }
+    return new JournalDatabase(
+        kind, url, settings.dbUser(), settings.dbPassword(), settings.dbMaxConnections());
+  }
+
+  /**
+   * The embedded default. DB_CLOSE_ON_EXIT=FALSE: the journal closes the database after the
+   * coordinated shutdown has flushed its last write, not H2's own shutdown hook before that.
+   */
+  public static String embeddedH2Url(Path dataDir) {
+    return "jdbc:h2:file:"
+        + dataDir.toAbsolutePath().resolve("fencekeeper")
+        + ";DB_CLOSE_ON_EXIT=FALSE;LOCK_TIMEOUT=10000";
+  }
+
+  /** Creates or upgrades the schema; returns how many migrations ran. */
+  public int migrate() {
+    MigrateResult result =
+        Flyway.configure()
+            .dataSource(url, user, password)
+            .locations("classpath:db/migration/" + kind.migrationFolder)
+            .table("fencekeeper_schema_history")
+            .load()
+            .migrate();
+    return result.migrationsExecuted;
+  }
+
+  /** The slick settings of the one pool that journal, snapshots and read journal share. */
+  public Config pekkoConfig() {
+    String base = "pekko-persistence-jdbc.shared-databases.fencekeeper";
+    return ConfigFactory.parseMap(
+            Map.of(
+                base + ".profile",
+                kind.slickProfile,
+                base + ".db.url",
+                url,
+                base + ".db.user",
+                user,
+                base + ".db.password",
+                password,
+                base + ".db.driver",
+                kind.driver,
+                base + ".db.numThreads",
+                maxConnections,
+                base + ".db.maxConnections",
+                maxConnections,
+                base + ".db.minConnections",
+                Math.min(2, maxConnections),
+                base + ".db.connectionPool",
+                "HikariCP",
+                base + ".db.connectionTimeout",
+                30000))
+        .withValue(base + ".db.keepAliveConnection", ConfigValueFactory.fromAnyRef(true));
+  }
+}

@@ -1,0 +1,174 @@
+package io.fencekeeper.item;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+
+import io.fencekeeper.item.WorkItem.Accepted;
+import io.fencekeeper.item.WorkItem.Claimed;
+import io.fencekeeper.item.WorkItem.EffectOutcome;
+import io.fencekeeper.item.WorkItem.EffectStatus;
+import io.fencekeeper.item.WorkItem.LeaseLost;
+import io.fencekeeper.item.WorkItem.OutcomeKind;
+import io.fencekeeper.item.WorkItem.Reply;
+import io.fencekeeper.item.WorkItem.Status;
+import io.fencekeeper.node.FencekeeperNode;
+import io.fencekeeper.testing.ManualClock;
+import io.fencekeeper.testing.TestDatabases;
+import io.fencekeeper.testing.TestNodes;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.LocalDate;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * The WorkItem entity on a real journal, through Cluster Sharding on a real node: the same tests
+ * run on the embedded H2 file and on a real PostgreSQL server, each starting from an empty database
+ * whose schema the node's own migrations create.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class WorkItemJournalContract {
+
+  static final Duration LEASE = Duration.ofSeconds(30);
+  static final Duration ASK = Duration.ofSeconds(10);
+
+  Path dataDir;
+  ManualClock clock;
+  FencekeeperNode node;
+  TestDatabases.Target database;
+
+  abstract TestDatabases.Target database(Path dataDir);
+
+  @BeforeAll
+  void startNode() throws Exception {
+    dataDir = Files.createTempDirectory("fencekeeper-journal-test");
+    clock = ManualClock.at("2026-11-30T01:00:00Z");
+    database = database(dataDir);
+    node = TestNodes.start(database, dataDir, clock);
+  }
+
+  @AfterAll
+  void stopNode() {
+    if (node != null) {
+      node.close();
+    }
+  }
+
+  Reply ask(ItemId item, Function<ActorRef<Reply>, WorkItem.Command> command) throws Exception {
+    return node.item(item)
+        .<Reply>ask(command::apply, ASK)
+        .toCompletableFuture()
+        .get(ASK.toSeconds(), TimeUnit.SECONDS);
+  }
+
+  static ItemId item(String account) {
+    return ItemId.of("payment-reconciliation", LocalDate.parse("2026-11-29"), account, "c-1");
+  }
+
+  static final EffectOutcome APPLIED = new EffectOutcome(OutcomeKind.APPLIED, "eff-9", "voided");
+
+  @Test
+  void pausedWorkerCannotCommitAfterAnotherWorkerClaimed() throws Exception {
+    ItemId item = item("acct-fencing");
+    Claimed a =
+        assertInstanceOf(Claimed.class, ask(item, r -> new WorkItem.Claim("A", LEASE, 5, r)));
+    // worker A pauses past its lease; B takes the item over
+    clock.advance(LEASE.plusSeconds(1));
+    Claimed b =
+        assertInstanceOf(Claimed.class, ask(item, r -> new WorkItem.Claim("B", LEASE, 5, r)));
+    assertEquals(a.token() + 1, b.token());
+    assertEquals(EffectStatus.AMBIGUOUS, b.effect(), "A went silent: B must reconcile first");
+
+    // A wakes up and tries to commit with its old token
+    LeaseLost lostEffect =
+        assertInstanceOf(
+            LeaseLost.class, ask(item, r -> new WorkItem.RecordEffect(a.token(), APPLIED, r)));
+    assertEquals(a.token(), lostEffect.presentedToken());
+    assertEquals(b.token(), lostEffect.currentToken());
+    assertInstanceOf(LeaseLost.class, ask(item, r -> new WorkItem.Complete(a.token(), r)));
+
+    assertInstanceOf(
+        Accepted.class, ask(item, r -> new WorkItem.RecordEffect(b.token(), APPLIED, r)));
+    Accepted done =
+        assertInstanceOf(Accepted.class, ask(item, r -> new WorkItem.Complete(b.token(), r)));
+    assertEquals(Status.DONE, done.item().status());
+    assertEquals("B", done.item().owner());
+
+    List<ItemAudit.Entry> trail =
+        new ItemAudit(node.system()).trail(item).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    assertEquals(
+        List.of(
+            "LeaseGranted",
+            "LeaseGranted",
+            "StaleCommandRejected",
+            "StaleCommandRejected",
+            "EffectRecorded",
+            "ItemCompleted"),
+        trail.stream().map(ItemAudit.Entry::type).toList());
+    WorkItem.LeaseGranted claimA = (WorkItem.LeaseGranted) trail.get(0).event();
+    WorkItem.LeaseGranted claimB = (WorkItem.LeaseGranted) trail.get(1).event();
+    assertEquals("A", claimA.workerId());
+    assertEquals("B", claimB.workerId());
+    assertEquals("A", claimB.previousOwner());
+    WorkItem.StaleCommandRejected rejectEffect =
+        (WorkItem.StaleCommandRejected) trail.get(2).event();
+    WorkItem.StaleCommandRejected rejectComplete =
+        (WorkItem.StaleCommandRejected) trail.get(3).event();
+    assertEquals("RecordEffect", rejectEffect.command());
+    assertEquals("Complete", rejectComplete.command());
+    assertEquals(a.token(), rejectEffect.presentedToken());
+    assertEquals(b.token(), rejectComplete.currentToken());
+    assertEquals(
+        List.of(1L, 2L, 3L, 4L, 5L, 6L), trail.stream().map(ItemAudit.Entry::sequenceNr).toList());
+  }
+
+  @Test
+  void everyCommandRoundTripsThroughTheJournal() throws Exception {
+    ItemId item = item("acct-roundtrip");
+    Claimed c =
+        assertInstanceOf(Claimed.class, ask(item, r -> new WorkItem.Claim("w", LEASE, 3, r)));
+    assertInstanceOf(Accepted.class, ask(item, r -> new WorkItem.Renew(c.token(), LEASE, r)));
+    assertInstanceOf(
+        Accepted.class, ask(item, r -> new WorkItem.MarkAmbiguous(c.token(), "reset", r)));
+    assertInstanceOf(
+        Accepted.class, ask(item, r -> new WorkItem.Fail(c.token(), "503", true, null, r)));
+    Claimed c2 =
+        assertInstanceOf(Claimed.class, ask(item, r -> new WorkItem.Claim("w", LEASE, 3, r)));
+    assertEquals(EffectStatus.AMBIGUOUS, c2.effect());
+    assertInstanceOf(Accepted.class, ask(item, r -> new WorkItem.Release(c2.token(), r)));
+    assertInstanceOf(Accepted.class, ask(item, r -> new WorkItem.Close("deadline", r)));
+    assertInstanceOf(Accepted.class, ask(item, r -> new WorkItem.Reopen(r)));
+    Claimed c3 =
+        assertInstanceOf(Claimed.class, ask(item, r -> new WorkItem.Claim("w", LEASE, 3, r)));
+    assertInstanceOf(
+        Accepted.class, ask(item, r -> new WorkItem.Fail(c3.token(), "gone", false, null, r)));
+    assertInstanceOf(Accepted.class, ask(item, r -> new WorkItem.Retry(r)));
+    Accepted state = assertInstanceOf(Accepted.class, ask(item, r -> new WorkItem.Get(r)));
+    assertEquals(Status.PENDING, state.item().status());
+    assertEquals(4, state.item().token(), "three claims and one close");
+
+    List<ItemAudit.Entry> trail =
+        new ItemAudit(node.system()).trail(item).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    assertEquals(
+        List.of(
+            "LeaseGranted",
+            "LeaseRenewed",
+            "MarkedAmbiguous",
+            "AttemptFailed",
+            "LeaseGranted",
+            "LeaseReleased",
+            "ItemClosed",
+            "ItemReopened",
+            "LeaseGranted",
+            "AttemptFailed",
+            "RetryRequested"),
+        trail.stream().map(ItemAudit.Entry::type).toList());
+  }
+}

@@ -1,0 +1,547 @@
+package io.fencekeeper.item;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.ConfigFactory;
+import io.fencekeeper.item.WorkItem.Accepted;
+import io.fencekeeper.item.WorkItem.Claimed;
+import io.fencekeeper.item.WorkItem.EffectOutcome;
+import io.fencekeeper.item.WorkItem.EffectStatus;
+import io.fencekeeper.item.WorkItem.Invalid;
+import io.fencekeeper.item.WorkItem.LeaseHeld;
+import io.fencekeeper.item.WorkItem.LeaseLost;
+import io.fencekeeper.item.WorkItem.NotClaimable;
+import io.fencekeeper.item.WorkItem.OutcomeKind;
+import io.fencekeeper.item.WorkItem.Reply;
+import io.fencekeeper.item.WorkItem.StaleCommandRejected;
+import io.fencekeeper.item.WorkItem.State;
+import io.fencekeeper.item.WorkItem.Status;
+import io.fencekeeper.testing.ManualClock;
+import java.time.Duration;
+import java.time.LocalDate;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import org.apache.pekko.actor.testkit.typed.annotations.JUnit5TestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.JUnit5TestKitBuilder;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestKitJUnit5Extension;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.persistence.testkit.javadsl.EventSourcedBehaviorTestKit;
+import org.apache.pekko.persistence.testkit.javadsl.EventSourcedBehaviorTestKit.CommandResultWithReply;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Every command of design.md §3.1 in every state that matters, on the persistence test kit with
+ * serialization checks on (every command, event, reply and state round-trips through Jackson).
+ */
+@ExtendWith(TestKitJUnit5Extension.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class WorkItemTest {
+
+  static final String SERIALIZATION =
+      "pekko.actor.serialization-bindings { \"io.fencekeeper.CborSerializable\" = jackson-cbor }\n"
+          + "pekko.actor.allow-java-serialization = off\n"
+          + "pekko.loglevel = WARNING\n";
+
+  @JUnit5TestKit
+  ActorTestKit testKit =
+      new JUnit5TestKitBuilder()
+          .withCustomConfig(
+              EventSourcedBehaviorTestKit.config()
+                  .withFallback(ConfigFactory.parseString(SERIALIZATION)))
+          .build();
+
+  static final Duration LEASE = Duration.ofSeconds(30);
+  static final AtomicInteger ITEMS = new AtomicInteger();
+
+  ManualClock clock;
+  ItemId itemId;
+  EventSourcedBehaviorTestKit<WorkItem.Command, WorkItem.Event, State> kit;
+
+  @BeforeEach
+  void newItem() {
+    clock = ManualClock.at("2026-11-30T01:00:00Z");
+    itemId =
+        ItemId.of(
+            "payment-reconciliation",
+            LocalDate.parse("2026-11-29"),
+            "acct-" + ITEMS.incrementAndGet(),
+            "c-1");
+    kit =
+        EventSourcedBehaviorTestKit.create(
+            testKit.system(), WorkItem.create(itemId, clock, WorkItem.Settings.defaults()));
+  }
+
+  // --- helpers ---------------------------------------------------------------------------------
+
+  CommandResultWithReply<WorkItem.Command, WorkItem.Event, State, Reply> run(
+      Function<ActorRef<Reply>, WorkItem.Command> command) {
+    return kit.runCommand(command);
+  }
+
+  Claimed claim(String worker) {
+    return claim(worker, 5);
+  }
+
+  Claimed claim(String worker, int maxAttempts) {
+    Reply reply = run(r -> new WorkItem.Claim(worker, LEASE, maxAttempts, r)).reply();
+    return assertInstanceOf(Claimed.class, reply);
+  }
+
+  void recordEffect(long token) {
+    assertInstanceOf(
+        Accepted.class,
+        run(r -> new WorkItem.RecordEffect(token, applied(), r)).reply(),
+        "record effect");
+  }
+
+  static EffectOutcome applied() {
+    return new EffectOutcome(OutcomeKind.APPLIED, "eff-1", "voided duplicate capture");
+  }
+
+  void assertStaleRejection(
+      CommandResultWithReply<WorkItem.Command, WorkItem.Event, State, Reply> result,
+      String command,
+      long presented,
+      long current) {
+    LeaseLost lost = assertInstanceOf(LeaseLost.class, result.reply());
+    assertEquals(presented, lost.presentedToken());
+    assertEquals(current, lost.currentToken());
+    StaleCommandRejected event = result.eventOfType(StaleCommandRejected.class);
+    assertEquals(command, event.command());
+    assertEquals(presented, event.presentedToken());
+    assertEquals(current, event.currentToken());
+  }
+
+  // --- Claim -----------------------------------------------------------------------------------
+
+  @Test
+  void claimOnPendingGrantsLeaseWithNextTokenAndFirstAttempt() {
+    Claimed claimed = claim("w-1");
+    assertEquals(1, claimed.token());
+    assertEquals(1, claimed.attempt());
+    assertEquals(EffectStatus.NONE, claimed.effect());
+    assertEquals(clock.instant().plus(LEASE), claimed.leaseExpiresAt());
+    assertEquals(itemId.idempotencyKey(), claimed.idempotencyKey());
+    assertEquals(Status.LEASED, kit.getState().status());
+    assertEquals("w-1", kit.getState().owner());
+  }
+
+  @Test
+  void claimOnLiveLeaseIsRefusedWithTheHolderAndJournalsNothing() {
+    Claimed first = claim("w-1");
+    var result = run(r -> new WorkItem.Claim("w-2", LEASE, 5, r));
+    LeaseHeld held = assertInstanceOf(LeaseHeld.class, result.reply());
+    assertEquals("w-1", held.owner());
+    assertEquals(first.leaseExpiresAt(), held.leaseExpiresAt());
+    assertTrue(result.hasNoEvents());
+  }
+
+  @Test
+  void claimAfterSilentLeaseExpiredTakesOverAndReportsAmbiguous() {
+    claim("w-1");
+    clock.advance(LEASE);
+    Claimed second = claim("w-2");
+    assertEquals(2, second.token());
+    assertEquals(2, second.attempt());
+    // the first holder never said whether it reached the provider
+    assertEquals(EffectStatus.AMBIGUOUS, second.effect());
+  }
+
+  @Test
+  void takeoverIsJournaledWithThePreviousOwner() {
+    claim("w-1");
+    clock.advance(LEASE.plusSeconds(1));
+    var result = run(r -> new WorkItem.Claim("w-2", LEASE, 5, r));
+    WorkItem.LeaseGranted granted = result.eventOfType(WorkItem.LeaseGranted.class);
+    assertEquals("w-1", granted.previousOwner());
+  }
+
+  @Test
+  void claimAfterRecordedEffectTellsTheHolderNotToCallTheProvider() {
+    Claimed first = claim("w-1");
+    recordEffect(first.token());
+    clock.advance(LEASE);
+    Claimed second = claim("w-2");
+    assertEquals(EffectStatus.RECORDED, second.effect());
+  }
+
+  @Test
+  void claimOnDoneItemIsNotClaimable() {
+    Claimed c = claim("w-1");
+    recordEffect(c.token());
+    run(r -> new WorkItem.Complete(c.token(), r));
+    var result = run(r -> new WorkItem.Claim("w-2", LEASE, 5, r));
+    assertEquals(Status.DONE, assertInstanceOf(NotClaimable.class, result.reply()).status());
+    assertTrue(result.hasNoEvents());
+  }
+
+  @Test
+  void claimOnFailedOrClosedItemIsNotClaimable() {
+    Claimed c = claim("w-1");
+    run(r -> new WorkItem.Fail(c.token(), "account closed", false, null, r));
+    assertEquals(
+        Status.FAILED,
+        assertInstanceOf(NotClaimable.class, run(r -> new WorkItem.Claim("w", LEASE, 5, r)).reply())
+            .status());
+    run(r -> new WorkItem.Reopen(r));
+    run(r -> new WorkItem.Close("deadline", r));
+    assertEquals(
+        Status.CLOSED,
+        assertInstanceOf(NotClaimable.class, run(r -> new WorkItem.Claim("w", LEASE, 5, r)).reply())
+            .status());
+  }
+
+  @Test
+  void claimDuringRetryBackoffIsRefusedUntilRetryAt() {
+    Claimed c = claim("w-1");
+    run(r -> new WorkItem.Fail(c.token(), "throttled", true, Duration.ofSeconds(10), r));
+    NotClaimable early =
+        assertInstanceOf(
+            NotClaimable.class, run(r -> new WorkItem.Claim("w-2", LEASE, 5, r)).reply());
+    assertEquals(clock.instant().plusSeconds(10), early.retryAt());
+    clock.advance(Duration.ofSeconds(10));
+    assertEquals(2, claim("w-2").token());
+  }
+
+  @Test
+  void claimWithBadInputIsInvalidAndChangesNothing() {
+    for (Function<ActorRef<Reply>, WorkItem.Command> bad :
+        List.<Function<ActorRef<Reply>, WorkItem.Command>>of(
+            r -> new WorkItem.Claim("", LEASE, 5, r),
+            r -> new WorkItem.Claim("w", Duration.ZERO, 5, r),
+            r -> new WorkItem.Claim("w", Duration.ofSeconds(-1), 5, r),
+            r -> new WorkItem.Claim("w", Duration.ofDays(2), 5, r),
+            r -> new WorkItem.Claim("w", LEASE, 0, r))) {
+      var result = run(bad);
+      assertInstanceOf(Invalid.class, result.reply());
+      assertTrue(result.hasNoEvents());
+    }
+    assertEquals(Status.PENDING, kit.getState().status());
+    assertEquals(0, kit.getState().token());
+  }
+
+  // --- Renew -----------------------------------------------------------------------------------
+
+  @Test
+  void renewWithCurrentTokenMovesTheExpiry() {
+    Claimed c = claim("w-1");
+    clock.advance(Duration.ofSeconds(10));
+    Accepted a =
+        assertInstanceOf(Accepted.class, run(r -> new WorkItem.Renew(c.token(), LEASE, r)).reply());
+    assertEquals(clock.instant().plus(LEASE), a.item().leaseExpiresAt());
+  }
+
+  @Test
+  void renewNeverShortensTheLease() {
+    Claimed c = claim("w-1");
+    Accepted a =
+        assertInstanceOf(
+            Accepted.class,
+            run(r -> new WorkItem.Renew(c.token(), Duration.ofSeconds(1), r)).reply());
+    assertEquals(c.leaseExpiresAt(), a.item().leaseExpiresAt());
+  }
+
+  @Test
+  void renewWithStaleTokenIsLeaseLostAndJournaled() {
+    claim("w-1");
+    clock.advance(LEASE);
+    claim("w-2");
+    assertStaleRejection(run(r -> new WorkItem.Renew(1, LEASE, r)), "Renew", 1, 2);
+  }
+
+  @Test
+  void renewAfterTheLeaseExpiredIsLeaseLost() {
+    Claimed c = claim("w-1");
+    clock.advance(LEASE);
+    assertStaleRejection(run(r -> new WorkItem.Renew(c.token(), LEASE, r)), "Renew", 1, 1);
+    assertEquals(c.leaseExpiresAt(), kit.getState().leaseExpiresAt());
+  }
+
+  // --- RecordEffect ----------------------------------------------------------------------------
+
+  @Test
+  void recordEffectUnderALiveLeaseRecordsIt() {
+    Claimed c = claim("w-1");
+    recordEffect(c.token());
+    assertEquals(EffectStatus.RECORDED, kit.getState().effect());
+    assertEquals(applied(), kit.getState().effectOutcome());
+  }
+
+  @Test
+  void secondEffectRecordIsRefused() {
+    Claimed c = claim("w-1");
+    recordEffect(c.token());
+    var result = run(r -> new WorkItem.RecordEffect(c.token(), applied(), r));
+    assertInstanceOf(Invalid.class, result.reply());
+    assertTrue(result.hasNoEvents());
+  }
+
+  @Test
+  void recordEffectAfterTheLeaseExpiredIsLeaseLost() {
+    Claimed c = claim("w-1");
+    clock.advance(LEASE);
+    assertStaleRejection(
+        run(r -> new WorkItem.RecordEffect(c.token(), applied(), r)), "RecordEffect", 1, 1);
+    assertEquals(EffectStatus.NONE, kit.getState().effect());
+  }
+
+  @Test
+  void recordEffectWithStaleTokenIsLeaseLost() {
+    claim("w-1");
+    clock.advance(LEASE);
+    claim("w-2");
+    assertStaleRejection(
+        run(r -> new WorkItem.RecordEffect(1, applied(), r)), "RecordEffect", 1, 2);
+    assertEquals(EffectStatus.AMBIGUOUS, kit.getState().effect());
+  }
+
+  @Test
+  void recordEffectWithoutOutcomeIsInvalid() {
+    Claimed c = claim("w-1");
+    assertInstanceOf(
+        Invalid.class, run(r -> new WorkItem.RecordEffect(c.token(), null, r)).reply());
+  }
+
+  // --- MarkAmbiguous ---------------------------------------------------------------------------
+
+  @Test
+  void markAmbiguousMakesTheNextClaimReconcileFirst() {
+    Claimed c = claim("w-1");
+    run(r -> new WorkItem.MarkAmbiguous(c.token(), "timeout after send", r));
+    run(r -> new WorkItem.Fail(c.token(), "timeout after send", true, null, r));
+    Claimed next = claim("w-2");
+    assertEquals(EffectStatus.AMBIGUOUS, next.effect());
+  }
+
+  @Test
+  void markAmbiguousIsAcceptedAfterExpiryWhileTheTokenIsCurrent() {
+    Claimed c = claim("w-1");
+    clock.advance(LEASE.plusSeconds(5));
+    assertInstanceOf(
+        Accepted.class, run(r -> new WorkItem.MarkAmbiguous(c.token(), "reset", r)).reply());
+    assertEquals(EffectStatus.AMBIGUOUS, kit.getState().effect());
+  }
+
+  @Test
+  void markAmbiguousWithStaleTokenIsLeaseLost() {
+    claim("w-1");
+    clock.advance(LEASE);
+    claim("w-2");
+    assertStaleRejection(run(r -> new WorkItem.MarkAmbiguous(1, "late", r)), "MarkAmbiguous", 1, 2);
+  }
+
+  // --- Complete --------------------------------------------------------------------------------
+
+  @Test
+  void completeWithRecordedEffectIsDone() {
+    Claimed c = claim("w-1");
+    recordEffect(c.token());
+    Accepted a =
+        assertInstanceOf(Accepted.class, run(r -> new WorkItem.Complete(c.token(), r)).reply());
+    assertEquals(Status.DONE, a.item().status());
+  }
+
+  @Test
+  void completeWithoutAnEffectRecordIsRefused() {
+    Claimed c = claim("w-1");
+    var result = run(r -> new WorkItem.Complete(c.token(), r));
+    assertInstanceOf(Invalid.class, result.reply());
+    assertTrue(result.hasNoEvents());
+    assertEquals(Status.LEASED, kit.getState().status());
+  }
+
+  @Test
+  void completeAfterTheLeaseExpiredIsLeaseLost() {
+    Claimed c = claim("w-1");
+    recordEffect(c.token());
+    clock.advance(LEASE);
+    assertStaleRejection(run(r -> new WorkItem.Complete(c.token(), r)), "Complete", 1, 1);
+    assertEquals(Status.LEASED, kit.getState().status());
+  }
+
+  @Test
+  void completeRepeatedByTheHolderAnswersTheSameWithoutNewEvents() {
+    Claimed c = claim("w-1");
+    recordEffect(c.token());
+    run(r -> new WorkItem.Complete(c.token(), r));
+    var again = run(r -> new WorkItem.Complete(c.token(), r));
+    assertEquals(Status.DONE, assertInstanceOf(Accepted.class, again.reply()).item().status());
+    assertTrue(again.hasNoEvents());
+  }
+
+  @Test
+  void completeWithStaleTokenIsLeaseLost() {
+    Claimed c = claim("w-1");
+    recordEffect(c.token());
+    clock.advance(LEASE);
+    Claimed second = claim("w-2");
+    assertEquals(EffectStatus.RECORDED, second.effect());
+    assertStaleRejection(run(r -> new WorkItem.Complete(1, r)), "Complete", 1, 2);
+  }
+
+  // --- Fail ------------------------------------------------------------------------------------
+
+  @Test
+  void retryableFailureReturnsToPendingWithBackoffAndError() {
+    Claimed c = claim("w-1");
+    Accepted a =
+        assertInstanceOf(
+            Accepted.class,
+            run(r -> new WorkItem.Fail(c.token(), "503", true, Duration.ofSeconds(2), r)).reply());
+    assertEquals(Status.PENDING, a.item().status());
+    assertEquals("503", a.item().lastError());
+    assertEquals(clock.instant().plusSeconds(2), a.item().retryAt());
+    assertNull(a.item().owner());
+  }
+
+  @Test
+  void failureAtMaxAttemptsIsFailed() {
+    for (int attempt = 1; attempt <= 3; attempt++) {
+      Claimed c = claim("w-" + attempt, 3);
+      run(r -> new WorkItem.Fail(c.token(), "503", true, null, r));
+    }
+    assertEquals(Status.FAILED, kit.getState().status());
+    assertEquals(3, kit.getState().attempt());
+  }
+
+  @Test
+  void permanentFailureIsFailedAtOnce() {
+    Claimed c = claim("w-1");
+    run(r -> new WorkItem.Fail(c.token(), "account unknown", false, null, r));
+    assertEquals(Status.FAILED, kit.getState().status());
+  }
+
+  @Test
+  void failWithStaleTokenIsLeaseLost() {
+    claim("w-1");
+    clock.advance(LEASE);
+    claim("w-2");
+    assertStaleRejection(run(r -> new WorkItem.Fail(1, "late", true, null, r)), "Fail", 1, 2);
+    assertEquals(Status.LEASED, kit.getState().status());
+  }
+
+  @Test
+  void failWithNegativeRetryAfterIsInvalid() {
+    Claimed c = claim("w-1");
+    assertInstanceOf(
+        Invalid.class,
+        run(r -> new WorkItem.Fail(c.token(), "x", true, Duration.ofSeconds(-1), r)).reply());
+  }
+
+  // --- Release ---------------------------------------------------------------------------------
+
+  @Test
+  void releaseReturnsToPendingWithoutMakingTheEffectAmbiguous() {
+    Claimed c = claim("w-1");
+    Accepted a =
+        assertInstanceOf(Accepted.class, run(r -> new WorkItem.Release(c.token(), r)).reply());
+    assertEquals(Status.PENDING, a.item().status());
+    assertEquals(EffectStatus.NONE, claim("w-2").effect());
+  }
+
+  @Test
+  void releaseWithStaleTokenIsLeaseLost() {
+    claim("w-1");
+    clock.advance(LEASE);
+    claim("w-2");
+    assertStaleRejection(run(r -> new WorkItem.Release(1, r)), "Release", 1, 2);
+  }
+
+  // --- Close / Reopen / Retry / Get -------------------------------------------------------------
+
+  @Test
+  void closeBumpsTheTokenSoTheInFlightHolderIsFencedOff() {
+    Claimed c = claim("w-1");
+    var closed = run(r -> new WorkItem.Close("deadline", r));
+    assertEquals(2, assertInstanceOf(Accepted.class, closed.reply()).item().token());
+    assertEquals("w-1", closed.eventOfType(WorkItem.ItemClosed.class).abandonedOwner());
+    assertStaleRejection(
+        run(r -> new WorkItem.RecordEffect(c.token(), applied(), r)), "RecordEffect", 1, 2);
+    assertEquals(Status.CLOSED, kit.getState().status());
+    assertEquals("deadline", kit.getState().closedReason());
+  }
+
+  @Test
+  void closingWhileLeasedLeavesTheEffectAmbiguousForTheResume() {
+    claim("w-1");
+    run(r -> new WorkItem.Close("deadline", r));
+    run(r -> new WorkItem.Reopen(r));
+    Claimed resumed = claim("w-2");
+    assertEquals(EffectStatus.AMBIGUOUS, resumed.effect());
+    assertEquals(3, resumed.token());
+  }
+
+  @Test
+  void closeLeavesADoneItemDone() {
+    Claimed c = claim("w-1");
+    recordEffect(c.token());
+    run(r -> new WorkItem.Complete(c.token(), r));
+    var result = run(r -> new WorkItem.Close("deadline", r));
+    assertTrue(result.hasNoEvents());
+    assertEquals(Status.DONE, kit.getState().status());
+  }
+
+  @Test
+  void reopenBringsClosedAndFailedBackToPending() {
+    run(r -> new WorkItem.Close("cancelled", r));
+    run(r -> new WorkItem.Reopen(r));
+    assertEquals(Status.PENDING, kit.getState().status());
+    Claimed c = claim("w-1");
+    run(r -> new WorkItem.Fail(c.token(), "bad", false, null, r));
+    run(r -> new WorkItem.Reopen(r));
+    assertEquals(Status.PENDING, kit.getState().status());
+  }
+
+  @Test
+  void reopenOfAPendingItemChangesNothing() {
+    assertTrue(run(r -> new WorkItem.Reopen(r)).hasNoEvents());
+  }
+
+  @Test
+  void retryBringsAFailedItemBack() {
+    Claimed c = claim("w-1");
+    run(r -> new WorkItem.Fail(c.token(), "bad", false, null, r));
+    assertEquals(
+        Status.PENDING,
+        assertInstanceOf(Accepted.class, run(r -> new WorkItem.Retry(r)).reply()).item().status());
+  }
+
+  @Test
+  void retryOfAnItemThatDidNotFailIsInvalid() {
+    var result = run(r -> new WorkItem.Retry(r));
+    assertInstanceOf(Invalid.class, result.reply());
+    assertTrue(result.hasNoEvents());
+  }
+
+  @Test
+  void getAnswersTheCurrentState() {
+    Claimed c = claim("w-1");
+    Accepted a = assertInstanceOf(Accepted.class, run(r -> new WorkItem.Get(r)).reply());
+    assertEquals(c.token(), a.item().token());
+    assertEquals("w-1", a.item().owner());
+    assertEquals(itemId.value(), a.item().itemId());
+  }
+
+  @Test
+  void restartRebuildsExactlyTheStateFromTheJournal() {
+    Claimed first = claim("w-1");
+    run(r -> new WorkItem.MarkAmbiguous(first.token(), "reset", r));
+    clock.advance(LEASE);
+    Claimed second = claim("w-2");
+    run(r -> new WorkItem.Renew(first.token(), LEASE, r));
+    run(r -> new WorkItem.RecordEffect(second.token(), applied(), r));
+    run(r -> new WorkItem.Complete(second.token(), r));
+    State before = kit.getState();
+    State after = kit.restart().state();
+    assertEquals(before, after);
+    assertEquals(Status.DONE, after.status());
+  }
+}
