@@ -1,0 +1,94 @@
+package io.fencekeeper.provider;
+
+import io.fencekeeper.provider.jdbc.JdbcProviderSettings;
+import io.fencekeeper.provider.sim.SimFaults;
+import java.net.URI;
+import java.time.Duration;
+import java.util.Locale;
+
+/**
+ * Which provider a node talks to ({@code FENCEKEEPER_PROVIDER}, {@code FENCEKEEPER_PROVIDER_URL})
+ * and how patiently.
+ *
+ * @param url the provider's base URL (http); ignored for sim, which picks its own port
+ * @param connectTimeout how long to wait for a TCP connection (http, sim)
+ * @param requestTimeout how long to wait for an answer once connected (http, sim); past it, a
+ *     mutation is ambiguous
+ * @param simFaults fault knobs of the in-process simulated provider
+ * @param simSeed seed of the simulated provider's random fault decisions
+ * @param jdbc target database and statements (jdbc only)
+ */
+public record ProviderSettings(
+    Kind kind,
+    URI url,
+    Duration connectTimeout,
+    Duration requestTimeout,
+    SimFaults simFaults,
+    long simSeed,
+    JdbcProviderSettings jdbc) {
+
+  public enum Kind {
+    SIM,
+    HTTP,
+    JDBC;
+
+    /** Parses {@code sim}, {@code http} or {@code jdbc}, case-insensitively. */
+    public static Kind parse(String value) {
+      try {
+        return valueOf(value.trim().toUpperCase(Locale.ROOT));
+      } catch (IllegalArgumentException | NullPointerException e) {
+        throw new IllegalArgumentException(
+            "provider kind must be one of sim, http, jdbc (got '" + value + "')");
+      }
+    }
+  }
+
+  public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(2);
+  public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(10);
+
+  public ProviderSettings {
+    if (kind == null) {
+      throw new IllegalArgumentException("provider kind is required");
+    }
+    if (kind == Kind.HTTP && url == null) {
+      throw new IllegalArgumentException("the http provider needs a url");
+    }
+    if (kind == Kind.JDBC && jdbc == null) {
+      throw new IllegalArgumentException("the jdbc provider needs jdbc settings");
+    }
+    connectTimeout = connectTimeout == null ? DEFAULT_CONNECT_TIMEOUT : connectTimeout;
+    requestTimeout = requestTimeout == null ? DEFAULT_REQUEST_TIMEOUT : requestTimeout;
+    requirePositive("connectTimeout", connectTimeout);
+    requirePositive("requestTimeout", requestTimeout);
+    simFaults = simFaults == null ? SimFaults.NONE : simFaults;
+  }
+
+  /** The embedded default: an in-process simulated provider without faults. */
+  public static ProviderSettings sim() {
+    return new ProviderSettings(Kind.SIM, null, null, null, SimFaults.NONE, 1L, null);
+  }
+
+  public static ProviderSettings http(URI url) {
+    return new ProviderSettings(Kind.HTTP, url, null, null, null, 1L, null);
+  }
+
+  public static ProviderSettings jdbc(JdbcProviderSettings jdbc) {
+    return new ProviderSettings(Kind.JDBC, null, null, null, null, 1L, jdbc);
+  }
+
+  public ProviderSettings withTimeouts(Duration connectTimeout, Duration requestTimeout) {
+    return new ProviderSettings(
+        kind, url, connectTimeout, requestTimeout, simFaults, simSeed, jdbc);
+  }
+
+  public ProviderSettings withSimFaults(SimFaults simFaults, long simSeed) {
+    return new ProviderSettings(
+        kind, url, connectTimeout, requestTimeout, simFaults, simSeed, jdbc);
+  }
+
+  private static void requirePositive(String field, Duration value) {
+    if (value.isZero() || value.isNegative()) {
+      throw new IllegalArgumentException(field + " must be positive, got " + value);
+    }
+  }
+}

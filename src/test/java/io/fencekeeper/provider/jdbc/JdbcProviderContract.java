@@ -1,0 +1,221 @@
+package io.fencekeeper.provider.jdbc;
+
+import static io.fencekeeper.provider.ProviderTestSupport.failure;
+import static io.fencekeeper.provider.ProviderTestSupport.item;
+import static io.fencekeeper.provider.ProviderTestSupport.result;
+import static io.fencekeeper.provider.ProviderTestSupport.writeOff;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.fencekeeper.item.ItemId;
+import io.fencekeeper.provider.Outcome;
+import io.fencekeeper.provider.Plan;
+import io.fencekeeper.provider.ProviderError;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * What the jdbc provider promises, run against each supported database by a subclass: the fence
+ * refuses stale tokens in SQL, a repeated key is a replay, and effect, fence and record commit
+ * together or not at all.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class JdbcProviderContract {
+
+  static final String EFFECT_SQL =
+      "INSERT INTO cleanup_log (item_id, account_id, business_date, amount_minor)"
+          + " VALUES (:itemId, :accountId, :businessDate, :amountMinor)";
+  static final String PLAN_SQL =
+      "SELECT amount_minor, 'write-off-residual' AS action FROM balances"
+          + " WHERE account_id = :accountId";
+
+  private JdbcProvider provider;
+
+  /** Starts the database (if it needs starting) and answers a JDBC URL for it. */
+  abstract String startDatabase() throws Exception;
+
+  abstract String user();
+
+  abstract String password();
+
+  abstract void stopDatabase() throws Exception;
+
+  private String url;
+
+  @BeforeAll
+  void startProvider() throws Exception {
+    url = startDatabase();
+    try (Connection connection = connect();
+        Statement statement = connection.createStatement()) {
+      statement.execute(
+          "CREATE TABLE IF NOT EXISTS cleanup_log (item_id VARCHAR NOT NULL,"
+              + " account_id VARCHAR NOT NULL, business_date DATE NOT NULL,"
+              + " amount_minor BIGINT NOT NULL CHECK (amount_minor >= 0))");
+      statement.execute(
+          "CREATE TABLE IF NOT EXISTS balances (account_id VARCHAR PRIMARY KEY,"
+              + " amount_minor BIGINT NOT NULL)");
+    }
+    provider =
+        JdbcProvider.start(
+            JdbcProviderSettings.of(url, user(), password())
+                .withEffectSql(EFFECT_SQL)
+                .withPlanSql(PLAN_SQL)
+                .withThreads(4, 64));
+  }
+
+  @AfterAll
+  void stopProvider() throws Exception {
+    if (provider != null) {
+      provider.close();
+    }
+    stopDatabase();
+  }
+
+  @BeforeEach
+  void emptyTables() throws SQLException {
+    try (Connection connection = connect();
+        Statement statement = connection.createStatement()) {
+      for (String table :
+          List.of("cleanup_log", "balances", "fencekeeper_fence", "fencekeeper_effect")) {
+        statement.execute("DELETE FROM " + table);
+      }
+    }
+  }
+
+  @Test
+  void staleTokenCannotWriteEvenWhenCalledDirectly() throws SQLException {
+    ItemId item = item("a-1");
+    result(provider.apply(item, writeOff(100), item.idempotencyKey(), 5));
+
+    ProviderError sameKey = failure(provider.apply(item, writeOff(100), item.idempotencyKey(), 4));
+    // the fence is per item, not per key: even a caller with another key cannot slip past it
+    ProviderError otherKey = failure(provider.apply(item, writeOff(100), "another-key", 4));
+
+    assertEquals(new ProviderError.StaleToken(4, 5), sameKey);
+    assertEquals(new ProviderError.StaleToken(4, 5), otherKey);
+    assertEquals(1, effectsApplied(item));
+    assertEquals(5, fenceToken(item));
+  }
+
+  @Test
+  void repeatedApplyWithTheSameKeyAppliesOnce() throws SQLException {
+    ItemId item = item("a-2");
+
+    Outcome first = result(provider.apply(item, writeOff(100), item.idempotencyKey(), 1));
+    Outcome retry = result(provider.apply(item, writeOff(100), item.idempotencyKey(), 1));
+    // a newer claim after an ambiguous attempt gets the first result back, not a second effect
+    Outcome newerClaim = result(provider.apply(item, writeOff(100), item.idempotencyKey(), 2));
+
+    assertEquals(Outcome.APPLIED, first.status());
+    assertEquals(first.asReplay(), retry);
+    assertEquals(first.asReplay(), newerClaim);
+    assertEquals(1, effectsApplied(item));
+    assertEquals(2, fenceToken(item));
+  }
+
+  @Test
+  void lookupFindsTheCommittedEffectAndNothingElse() {
+    ItemId item = item("a-3");
+    assertTrue(result(provider.lookup(item, item.idempotencyKey())).isEmpty());
+
+    Outcome applied = result(provider.apply(item, writeOff(100), item.idempotencyKey(), 1));
+
+    assertEquals(applied, result(provider.lookup(item, item.idempotencyKey())).orElseThrow());
+  }
+
+  @Test
+  void failedEffectStatementLeavesNoRecordAndNoFence() throws SQLException {
+    ItemId item = item("a-4");
+
+    ProviderError refused = failure(provider.apply(item, writeOff(-1), item.idempotencyKey(), 9));
+
+    assertInstanceOf(ProviderError.Permanent.class, refused);
+    assertTrue(result(provider.lookup(item, item.idempotencyKey())).isEmpty());
+    assertEquals(0, effectsApplied(item));
+    assertEquals(-1, fenceToken(item), "the fence rolled back with the effect");
+  }
+
+  @Test
+  void concurrentAppliesOfOneItemApplyOnce() throws SQLException {
+    ItemId item = item("a-5");
+    List<CompletionStage<Outcome>> attempts = new ArrayList<>();
+    for (int i = 0; i < 8; i++) {
+      attempts.add(provider.apply(item, writeOff(100), item.idempotencyKey(), 1));
+    }
+    int applied = 0;
+    for (CompletionStage<Outcome> attempt : attempts) {
+      CompletableFuture<Outcome> future = attempt.toCompletableFuture();
+      try {
+        if (result(future).status().equals(Outcome.APPLIED)) {
+          applied++;
+        }
+      } catch (AssertionError lostTheRace) {
+        // a loser may be told to retry (Transient), which then replays; never a second effect
+        assertInstanceOf(ProviderError.Transient.class, failure(future));
+      }
+    }
+
+    assertEquals(1, applied);
+    assertEquals(1, effectsApplied(item));
+  }
+
+  @Test
+  void planComesFromTheConfiguredQuery() throws SQLException {
+    try (Connection connection = connect();
+        PreparedStatement insert =
+            connection.prepareStatement("INSERT INTO balances VALUES (?, ?)")) {
+      insert.setString(1, "a-6");
+      insert.setLong(2, 250);
+      insert.executeUpdate();
+    }
+
+    Plan owed = result(provider.plan(item("a-6")));
+    Plan clean = result(provider.plan(item("a-7")));
+
+    assertEquals(false, owed.nothingToDo());
+    assertEquals("write-off-residual", owed.action());
+    assertEquals(250, owed.amountMinor());
+    assertTrue(clean.nothingToDo());
+  }
+
+  private Connection connect() throws SQLException {
+    return DriverManager.getConnection(url, user(), password());
+  }
+
+  private int effectsApplied(ItemId item) throws SQLException {
+    try (Connection connection = connect();
+        PreparedStatement count =
+            connection.prepareStatement("SELECT COUNT(*) FROM cleanup_log WHERE item_id = ?")) {
+      count.setString(1, item.value());
+      try (ResultSet row = count.executeQuery()) {
+        row.next();
+        return row.getInt(1);
+      }
+    }
+  }
+
+  private long fenceToken(ItemId item) throws SQLException {
+    try (Connection connection = connect();
+        PreparedStatement select =
+            connection.prepareStatement("SELECT token FROM fencekeeper_fence WHERE item_id = ?")) {
+      select.setString(1, item.value());
+      try (ResultSet row = select.executeQuery()) {
+        return row.next() ? row.getLong(1) : -1;
+      }
+    }
+  }
+}
