@@ -20,21 +20,16 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
-import net.jqwik.api.lifecycle.AfterContainer;
-import net.jqwik.api.lifecycle.BeforeContainer;
-import net.jqwik.api.statistics.Statistics;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.persistence.testkit.javadsl.EventSourcedBehaviorTestKit;
 import org.apache.pekko.persistence.testkit.javadsl.EventSourcedBehaviorTestKit.CommandResultWithReply;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 
 /**
  * Invariants 1-5 of design.md §3.1 over random command sequences from three workers with random
@@ -42,14 +37,17 @@ import org.apache.pekko.persistence.testkit.javadsl.EventSourcedBehaviorTestKit.
  * allows it and their own lease check passes, and report what they did), but they are slow: their
  * leases expire, they keep sending with old tokens, they go silent. A model provider counts the
  * effects per idempotency key.
+ *
+ * <p>A plain seeded generator rather than jqwik: jqwik 1.10 prints a notice that it is not to be
+ * used by AI agents, and this code is written with one, so we respect the author's wish.
  */
-class WorkItemInvariantsProperties {
+class WorkItemInvariantsTest {
 
   static ActorTestKit testKit;
   static final AtomicInteger ITEMS = new AtomicInteger();
   static final Duration LEASE = Duration.ofSeconds(10);
 
-  @BeforeContainer
+  @BeforeAll
   static void start() {
     testKit =
         ActorTestKit.create(
@@ -58,7 +56,7 @@ class WorkItemInvariantsProperties {
                 .withFallback(ConfigFactory.parseString(WorkItemTest.SERIALIZATION)));
   }
 
-  @AfterContainer
+  @AfterAll
   static void stop() {
     testKit.shutdownTestKit();
   }
@@ -125,39 +123,103 @@ class WorkItemInvariantsProperties {
     }
   }
 
-  @Provide
-  Arbitrary<List<Step>> lives() {
-    Arbitrary<Kind> kinds =
-        Arbitraries.frequencyOf(
-            net.jqwik.api.Tuple.of(8, Arbitraries.just(Kind.CLAIM)),
-            net.jqwik.api.Tuple.of(3, Arbitraries.just(Kind.RENEW)),
-            net.jqwik.api.Tuple.of(3, Arbitraries.just(Kind.LOOKUP)),
-            net.jqwik.api.Tuple.of(6, Arbitraries.just(Kind.APPLY)),
-            net.jqwik.api.Tuple.of(5, Arbitraries.just(Kind.RECORD)),
-            net.jqwik.api.Tuple.of(2, Arbitraries.just(Kind.AMBIGUOUS)),
-            net.jqwik.api.Tuple.of(5, Arbitraries.just(Kind.COMPLETE)),
-            net.jqwik.api.Tuple.of(3, Arbitraries.just(Kind.FAIL)),
-            net.jqwik.api.Tuple.of(2, Arbitraries.just(Kind.RELEASE)),
-            net.jqwik.api.Tuple.of(1, Arbitraries.just(Kind.CLOSE)),
-            net.jqwik.api.Tuple.of(2, Arbitraries.just(Kind.REOPEN)),
-            net.jqwik.api.Tuple.of(1, Arbitraries.just(Kind.RETRY)),
-            net.jqwik.api.Tuple.of(6, Arbitraries.just(Kind.TICK)),
-            net.jqwik.api.Tuple.of(5, Arbitraries.just(Kind.FINISH)));
-    Arbitrary<Step> step =
-        Combinators.combine(
-                kinds,
-                Arbitraries.frequencyOf(
-                    net.jqwik.api.Tuple.of(6, Arbitraries.just(0)),
-                    net.jqwik.api.Tuple.of(3, Arbitraries.just(1)),
-                    net.jqwik.api.Tuple.of(1, Arbitraries.just(2))),
-                Arbitraries.integers().between(1, 15),
-                Arbitraries.of(true, false))
-            .as(Step::new);
-    return step.list().ofMinSize(1).ofMaxSize(60);
+  /** Kinds with their weights: claims, applies and finishes often; closes rarely. */
+  static final Kind[] WEIGHTED = weighted();
+
+  static Kind[] weighted() {
+    Map<Kind, Integer> weights = new java.util.EnumMap<>(Kind.class);
+    weights.put(Kind.CLAIM, 8);
+    weights.put(Kind.RENEW, 3);
+    weights.put(Kind.LOOKUP, 3);
+    weights.put(Kind.APPLY, 6);
+    weights.put(Kind.RECORD, 5);
+    weights.put(Kind.AMBIGUOUS, 2);
+    weights.put(Kind.COMPLETE, 5);
+    weights.put(Kind.FAIL, 3);
+    weights.put(Kind.RELEASE, 2);
+    weights.put(Kind.CLOSE, 1);
+    weights.put(Kind.REOPEN, 2);
+    weights.put(Kind.RETRY, 1);
+    weights.put(Kind.TICK, 6);
+    weights.put(Kind.FINISH, 5);
+    List<Kind> table = new ArrayList<>();
+    weights.forEach((kind, weight) -> table.addAll(java.util.Collections.nCopies(weight, kind)));
+    return table.toArray(Kind[]::new);
   }
 
-  @Property(tries = 400)
-  void invariantsHoldOverAnyLife(@ForAll("lives") List<Step> steps) {
+  /** A random life of 1-60 steps; worker 0 is the busiest, worker 2 the rarest. */
+  static List<Step> randomLife(long seed) {
+    Random random = new Random(seed);
+    int length = 1 + random.nextInt(60);
+    List<Step> steps = new ArrayList<>(length);
+    for (int i = 0; i < length; i++) {
+      int w = random.nextInt(10);
+      steps.add(
+          new Step(
+              WEIGHTED[random.nextInt(WEIGHTED.length)],
+              w < 6 ? 0 : w < 9 ? 1 : 2,
+              1 + random.nextInt(15),
+              random.nextBoolean()));
+    }
+    return steps;
+  }
+
+  /**
+   * 400 random lives, reproducible by seed: a failure names the seed and the steps, and {@code
+   * -Dfencekeeper.invariants.seed=N} replays exactly that one.
+   */
+  @Test
+  void invariantsHoldOverAnyLife() {
+    Long only = Long.getLong("fencekeeper.invariants.seed");
+    long first = only != null ? only : 20261129L;
+    int lives = only != null ? 1 : 400;
+    Map<Status, Integer> finalStatuses = new java.util.EnumMap<>(Status.class);
+    int withEffect = 0;
+    for (long seed = first; seed < first + lives; seed++) {
+      List<Step> steps = randomLife(seed);
+      try {
+        Outcome outcome = live(steps);
+        finalStatuses.merge(outcome.status(), 1, Integer::sum);
+        withEffect += outcome.providerEffects();
+      } catch (AssertionError e) {
+        List<Step> minimal = shrink(steps);
+        throw new AssertionError(
+            "seed " + seed + ", smallest failing life " + minimal + ": " + e.getMessage(), e);
+      }
+    }
+    // the lives must reach the interesting places, or the invariants were checked on nothing
+    if (only == null) {
+      assertTrue(finalStatuses.getOrDefault(Status.DONE, 0) > 10, finalStatuses.toString());
+      assertTrue(finalStatuses.getOrDefault(Status.CLOSED, 0) > 5, finalStatuses.toString());
+      assertTrue(finalStatuses.getOrDefault(Status.FAILED, 0) > 5, finalStatuses.toString());
+      assertTrue(withEffect > 20, "lives with a provider effect: " + withEffect);
+    }
+  }
+
+  record Outcome(Status status, int providerEffects) {}
+
+  /** Greedily drops steps while the life still fails, so a failure reads like a short story. */
+  List<Step> shrink(List<Step> failing) {
+    List<Step> current = new ArrayList<>(failing);
+    boolean smaller = true;
+    while (smaller) {
+      smaller = false;
+      for (int i = 0; i < current.size(); i++) {
+        List<Step> candidate = new ArrayList<>(current);
+        candidate.remove(i);
+        try {
+          live(candidate);
+        } catch (AssertionError stillFails) {
+          current = candidate;
+          smaller = true;
+          break;
+        }
+      }
+    }
+    return current;
+  }
+
+  Outcome live(List<Step> steps) {
     ManualClock clock = ManualClock.at("2026-11-30T01:00:00Z");
     ItemId itemId =
         ItemId.of(
@@ -172,6 +234,9 @@ class WorkItemInvariantsProperties {
             EventSourcedBehaviorTestKit.disabledSerializationSettings());
     Worker[] workers = {new Worker(), new Worker(), new Worker()};
     Map<String, Integer> providerEffects = new HashMap<>();
+    // the provider honours Fencing-Token per key (design.md §3.4): the last line of defence for a
+    // worker fenced off by a close it has not heard of yet
+    Map<String, Long> highestTokenSeen = new HashMap<>();
     String key = itemId.idempotencyKey();
     List<WorkItem.Event> journal = new ArrayList<>();
 
@@ -219,8 +284,18 @@ class WorkItemInvariantsProperties {
         }
         case APPLY -> {
           if (w.mayApply(clock.instant())) {
-            providerEffects.merge(key, 1, Integer::sum);
-            w.applied = true;
+            if (w.token >= highestTokenSeen.getOrDefault(key, 0L)) {
+              highestTokenSeen.put(key, w.token);
+              if (w.token >= highestTokenSeen.getOrDefault(key, 0L)) {
+                highestTokenSeen.put(key, w.token);
+                providerEffects.merge(key, 1, Integer::sum);
+                w.applied = true;
+              } else {
+                w.gaveUp = true;
+              }
+            } else {
+              w.gaveUp = true; // stale_token: the worker has lost the item and stops
+            }
           }
         }
         case RECORD -> {
@@ -273,8 +348,13 @@ class WorkItemInvariantsProperties {
               w.foundByLookup = providerEffects.getOrDefault(key, 0) > 0;
             }
             if (w.mayApply(clock.instant())) {
-              providerEffects.merge(key, 1, Integer::sum);
-              w.applied = true;
+              if (w.token >= highestTokenSeen.getOrDefault(key, 0L)) {
+                highestTokenSeen.put(key, w.token);
+                providerEffects.merge(key, 1, Integer::sum);
+                w.applied = true;
+              } else {
+                w.gaveUp = true;
+              }
             }
             if (w.applied || w.foundByLookup) {
               OutcomeKind kind = w.applied ? OutcomeKind.APPLIED : OutcomeKind.FOUND_BY_LOOKUP;
@@ -312,10 +392,9 @@ class WorkItemInvariantsProperties {
         last = raised;
       }
     }
-    Statistics.label("final status").collect(kit.getState().status());
-    Statistics.label("provider effects").collect(providerEffects.getOrDefault(key, 0));
     // invariant 5: replaying the journal rebuilds exactly the state the entity had
     State live = kit.getState();
     assertEquals(live, kit.restart().state());
+    return new Outcome(live.status(), providerEffects.getOrDefault(key, 0));
   }
 }
