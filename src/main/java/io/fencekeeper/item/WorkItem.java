@@ -157,6 +157,7 @@ public final class WorkItem
       int attempt,
       EffectStatus effect,
       String idempotencyKey,
+      boolean takeover,
       ItemView item)
       implements Reply {}
 
@@ -516,6 +517,7 @@ public final class WorkItem
                     s.attempt(),
                     s.effect(),
                     itemId.idempotencyKey(),
+                    previousOwner != null,
                     view(s)));
   }
 

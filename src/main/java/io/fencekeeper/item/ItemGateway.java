@@ -1,0 +1,37 @@
+package io.fencekeeper.item;
+
+import io.fencekeeper.item.WorkItem.EffectOutcome;
+import io.fencekeeper.item.WorkItem.Reply;
+import java.time.Duration;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * How workers, the dispatcher and the lease API talk to items: every §3.1 command as an
+ * asynchronous request with a typed reply. A failed stage means the answer is unknown (timeout,
+ * journal failure): the caller must assume nothing was written.
+ */
+public interface ItemGateway {
+
+  CompletionStage<Reply> claim(ItemId item, String workerId, Duration lease, int maxAttempts);
+
+  CompletionStage<Reply> renew(ItemId item, long token, Duration lease);
+
+  CompletionStage<Reply> recordEffect(ItemId item, long token, EffectOutcome outcome);
+
+  CompletionStage<Reply> markAmbiguous(ItemId item, long token, String reason);
+
+  CompletionStage<Reply> complete(ItemId item, long token);
+
+  CompletionStage<Reply> fail(
+      ItemId item, long token, String error, boolean retryable, Duration retryAfter);
+
+  CompletionStage<Reply> release(ItemId item, long token);
+
+  CompletionStage<Reply> close(ItemId item, String reason);
+
+  CompletionStage<Reply> reopen(ItemId item);
+
+  CompletionStage<Reply> retry(ItemId item);
+
+  CompletionStage<Reply> get(ItemId item);
+}

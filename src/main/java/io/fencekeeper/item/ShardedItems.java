@@ -1,0 +1,86 @@
+package io.fencekeeper.item;
+
+import io.fencekeeper.item.WorkItem.EffectOutcome;
+import io.fencekeeper.item.WorkItem.Reply;
+import java.time.Duration;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Function;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
+
+/** The item gateway over Cluster Sharding: each item lives on whichever node owns its shard. */
+public final class ShardedItems implements ItemGateway {
+
+  private final ClusterSharding sharding;
+  private final Duration askTimeout;
+
+  public ShardedItems(ActorSystem<?> system, Duration askTimeout) {
+    this.sharding = ClusterSharding.get(system);
+    this.askTimeout = askTimeout;
+  }
+
+  private CompletionStage<Reply> ask(
+      ItemId item, Function<ActorRef<Reply>, WorkItem.Command> command) {
+    return sharding
+        .entityRefFor(WorkItem.ENTITY_TYPE_KEY, item.value())
+        .ask(command::apply, askTimeout);
+  }
+
+  @Override
+  public CompletionStage<Reply> claim(
+      ItemId item, String workerId, Duration lease, int maxAttempts) {
+    return ask(item, r -> new WorkItem.Claim(workerId, lease, maxAttempts, r));
+  }
+
+  @Override
+  public CompletionStage<Reply> renew(ItemId item, long token, Duration lease) {
+    return ask(item, r -> new WorkItem.Renew(token, lease, r));
+  }
+
+  @Override
+  public CompletionStage<Reply> recordEffect(ItemId item, long token, EffectOutcome outcome) {
+    return ask(item, r -> new WorkItem.RecordEffect(token, outcome, r));
+  }
+
+  @Override
+  public CompletionStage<Reply> markAmbiguous(ItemId item, long token, String reason) {
+    return ask(item, r -> new WorkItem.MarkAmbiguous(token, reason, r));
+  }
+
+  @Override
+  public CompletionStage<Reply> complete(ItemId item, long token) {
+    return ask(item, r -> new WorkItem.Complete(token, r));
+  }
+
+  @Override
+  public CompletionStage<Reply> fail(
+      ItemId item, long token, String error, boolean retryable, Duration retryAfter) {
+    return ask(item, r -> new WorkItem.Fail(token, error, retryable, retryAfter, r));
+  }
+
+  @Override
+  public CompletionStage<Reply> release(ItemId item, long token) {
+    return ask(item, r -> new WorkItem.Release(token, r));
+  }
+
+  @Override
+  public CompletionStage<Reply> close(ItemId item, String reason) {
+    return ask(item, r -> new WorkItem.Close(reason, r));
+  }
+
+  @Override
+  public CompletionStage<Reply> reopen(ItemId item) {
+    return ask(item, WorkItem.Reopen::new);
+  }
+
+  @Override
+  public CompletionStage<Reply> retry(ItemId item) {
+    return ask(item, WorkItem.Retry::new);
+  }
+
+  @Override
+  public CompletionStage<Reply> get(ItemId item) {
+    return ask(item, WorkItem.Get::new);
+  }
+}

@@ -1,0 +1,121 @@
+package io.fencekeeper.run;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.fencekeeper.node.JournalDatabase;
+import io.fencekeeper.run.scope.AccountCursor;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The {@code run_item} table: a run's expanded scope, staged once at creation and paged by the
+ * dispatcher. All SQL of the run scope lives here. Calls block: callers run them on the blocking
+ * dispatcher, never on an actor thread.
+ */
+public final class RunItemStore implements AutoCloseable {
+
+  /** Terminal statuses cached for recovery; 0 means "ask the item". */
+  public static final short UNKNOWN = 0;
+
+  public static final short DONE = 2;
+  public static final short FAILED = 3;
+  public static final short CLOSED = 4;
+
+  /** One staged item of a run's scope. */
+  public record Row(int seq, String accountId, String cursor, short status) {}
+
+  private final HikariDataSource dataSource;
+
+  public RunItemStore(JournalDatabase database) {
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(database.url());
+    config.setUsername(database.user());
+    config.setPassword(database.password());
+    config.setMaximumPoolSize(3);
+    config.setMinimumIdle(1);
+    config.setPoolName("fencekeeper-run-items");
+    this.dataSource = new HikariDataSource(config);
+  }
+
+  /** Appends a batch of the scope, numbering from {@code firstSeq}. */
+  public void stage(String scopeId, int firstSeq, List<AccountCursor> accounts) {
+    String sql =
+        "INSERT INTO run_item (scope_id, seq, account_id, provider_cursor) VALUES (?, ?, ?, ?)";
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      int seq = firstSeq;
+      for (AccountCursor account : accounts) {
+        ps.setString(1, scopeId);
+        ps.setInt(2, seq++);
+        ps.setString(3, account.accountId());
+        ps.setString(4, account.cursor());
+        ps.addBatch();
+      }
+      ps.executeBatch();
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not stage the scope of a run: " + e.getMessage(), e);
+    }
+  }
+
+  /** Removes a staged scope that did not become a run (duplicate, conflict, bad input). */
+  public void discard(String scopeId) {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement("DELETE FROM run_item WHERE scope_id = ?")) {
+      ps.setString(1, scopeId);
+      ps.executeUpdate();
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not discard staged scope " + scopeId, e);
+    }
+  }
+
+  /** Up to {@code limit} items with {@code seq >= fromSeq}, in order. */
+  public List<Row> page(String scopeId, int fromSeq, int limit) {
+    String sql =
+        "SELECT seq, account_id, provider_cursor, status FROM run_item"
+            + " WHERE scope_id = ? AND seq >= ? ORDER BY seq LIMIT ?";
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setString(1, scopeId);
+      ps.setInt(2, fromSeq);
+      ps.setInt(3, limit);
+      List<Row> rows = new ArrayList<>(limit);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          rows.add(new Row(rs.getInt(1), rs.getString(2), rs.getString(3), rs.getShort(4)));
+        }
+      }
+      return rows;
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not read the scope of a run: " + e.getMessage(), e);
+    }
+  }
+
+  /** Caches terminal statuses in one batch. */
+  public void markStatuses(String scopeId, List<int[]> seqAndStatus) {
+    if (seqAndStatus.isEmpty()) {
+      return;
+    }
+    String sql = "UPDATE run_item SET status = ? WHERE scope_id = ? AND seq = ?";
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      for (int[] update : seqAndStatus) {
+        ps.setShort(1, (short) update[1]);
+        ps.setString(2, scopeId);
+        ps.setInt(3, update[0]);
+        ps.addBatch();
+      }
+      ps.executeBatch();
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not cache item statuses: " + e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public void close() {
+    dataSource.close();
+  }
+}

@@ -1,0 +1,28 @@
+package io.fencekeeper.run;
+
+import io.fencekeeper.CborSerializable;
+import java.time.Instant;
+
+/**
+ * What the dispatcher of a run knows about its progress: the figures an operator watches.
+ *
+ * @param backlogAgeSeconds age of the oldest item that is neither done nor leased
+ * @param itemsPerSecond recent completion rate
+ * @param projectedFinish when the run finishes at the recent rate; null when nothing is moving
+ * @param staleRejections attempts that lost their lease and were rejected
+ * @param leaseExpiries claims that took over an expired lease
+ */
+public record RunProgress(
+    Counts counts,
+    double backlogAgeSeconds,
+    double itemsPerSecond,
+    Instant projectedFinish,
+    long staleRejections,
+    long leaseExpiries,
+    long reconciliations)
+    implements CborSerializable {
+
+  public static RunProgress initial(long total) {
+    return new RunProgress(Counts.allPending(total), 0, 0, null, 0, 0, 0);
+  }
+}

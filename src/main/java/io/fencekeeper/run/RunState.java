@@ -1,0 +1,24 @@
+package io.fencekeeper.run;
+
+/** Where a run stands. Only SUCCEEDED means every item is DONE. */
+public enum RunState {
+  RUNNING,
+  SUCCEEDED,
+  PARTIAL,
+  FAILED,
+  CANCELLED;
+
+  public boolean ended() {
+    return this != RUNNING;
+  }
+
+  /** The `run` command's exit code: 0 SUCCEEDED, 2 PARTIAL, 3 FAILED (and CANCELLED). */
+  public int exitCode() {
+    return switch (this) {
+      case SUCCEEDED -> 0;
+      case PARTIAL -> 2;
+      case RUNNING -> 1;
+      case FAILED, CANCELLED -> 3;
+    };
+  }
+}

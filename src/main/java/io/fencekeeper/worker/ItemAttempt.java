@@ -1,0 +1,380 @@
+package io.fencekeeper.worker;
+
+import io.fencekeeper.item.ItemGateway;
+import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.WorkItem;
+import io.fencekeeper.item.WorkItem.Claimed;
+import io.fencekeeper.item.WorkItem.EffectOutcome;
+import io.fencekeeper.item.WorkItem.EffectStatus;
+import io.fencekeeper.item.WorkItem.OutcomeKind;
+import io.fencekeeper.item.WorkItem.Reply;
+import io.fencekeeper.provider.Outcome;
+import io.fencekeeper.provider.Plan;
+import io.fencekeeper.provider.Provider;
+import io.fencekeeper.provider.ProviderError;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
+import org.apache.pekko.actor.Cancellable;
+import org.apache.pekko.actor.typed.Scheduler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One attempt at one item, the worker loop of design.md §3.3: claim; if the effect is recorded,
+ * complete; if ambiguous, reconcile with lookup first; otherwise plan, apply with the item's
+ * idempotency key and the claim's fencing token, record, complete. Long items renew at a third of
+ * the lease; a renewal answered LeaseLost cancels the attempt, and the attempt checks its own lease
+ * deadline (minus a safety margin) before every provider mutation.
+ */
+public final class ItemAttempt {
+
+  private static final Logger log = LoggerFactory.getLogger(ItemAttempt.class);
+
+  /** How many provider retries one attempt makes under its lease before handing the item back. */
+  static final int RETRIES_PER_ATTEMPT = 3;
+
+  /** Everything an attempt needs that is the same for all attempts of a worker pool. */
+  public record Context(
+      ItemGateway items,
+      Provider provider,
+      Clock clock,
+      Scheduler scheduler,
+      java.util.concurrent.Executor executor,
+      Backoff backoff,
+      AttemptListener listener) {}
+
+  /** Observations the governor and metrics care about. */
+  public interface AttemptListener {
+    default void providerCall(String operation, Duration latency, ProviderError error) {}
+
+    default void reconciled(boolean found) {}
+
+    AttemptListener NONE = new AttemptListener() {};
+  }
+
+  private final Context ctx;
+  private final ItemId item;
+  private final String workerId;
+  private final Duration lease;
+  private final int maxAttempts;
+  private final AtomicBoolean cancelled = new AtomicBoolean();
+  private volatile Claimed claim;
+  private volatile Instant leaseExpiresAt;
+  private Cancellable renewal;
+  private volatile boolean lookedUp;
+
+  public ItemAttempt(
+      Context ctx, ItemId item, String workerId, Duration lease, int maxAttempts) {
+    this.ctx = ctx;
+    this.item = item;
+    this.workerId = workerId;
+    this.lease = lease;
+    this.maxAttempts = maxAttempts;
+  }
+
+  /** Runs the attempt; the stage never fails: every ending is an {@link AttemptResult}. */
+  public CompletionStage<AttemptResult> run() {
+    return ctx.items()
+        .claim(item, workerId, lease, maxAttempts)
+        .thenCompose(this::onClaimReply)
+        .exceptionally(
+            failure -> {
+              log.warn("attempt on {} ended without an answer: {}", item, failure.toString());
+              return new AttemptResult.Abandoned(
+                  "no answer from the item: " + rootMessage(failure));
+            })
+        .whenComplete((result, failure) -> stopRenewing());
+  }
+
+  private CompletionStage<AttemptResult> onClaimReply(Reply reply) {
+    if (reply instanceof Claimed c) {
+      claim = c;
+      leaseExpiresAt = c.leaseExpiresAt();
+      startRenewing();
+      return switch (c.effect()) {
+        case RECORDED -> complete();
+        case AMBIGUOUS -> reconcile(0);
+        case NONE -> planAndApply(0);
+      };
+    }
+    if (reply instanceof WorkItem.LeaseHeld held) {
+      return done(new AttemptResult.Held(held.leaseExpiresAt()));
+    }
+    if (reply instanceof WorkItem.NotClaimable nc) {
+      return done(
+          switch (nc.status()) {
+            case DONE -> new AttemptResult.Done(false, false);
+            case FAILED -> new AttemptResult.Failed("item already FAILED");
+            case CLOSED -> new AttemptResult.Closed();
+            default -> new AttemptResult.RetryAt(
+                nc.retryAt() != null ? nc.retryAt() : ctx.clock().instant());
+          });
+    }
+    return done(unexpected(reply, "claim"));
+  }
+
+  // --- reconciliation ----------------------------------------------------------------------------
+
+  /** Invariant 4: an ambiguous item is looked up before anything is sent again. */
+  private CompletionStage<AttemptResult> reconcile(int retry) {
+    if (cancelled.get()) {
+      return done(new AttemptResult.Lost("renewal answered LeaseLost"));
+    }
+    return timed("lookup", () -> ctx.provider().lookup(item, claim.idempotencyKey()))
+        .handle(
+            (found, failure) -> {
+              if (failure == null) {
+                lookedUp = true;
+                ctx.listener().reconciled(found.isPresent());
+                if (found.isPresent()) {
+                  return record(OutcomeKind.FOUND_BY_LOOKUP, found.get());
+                }
+                return planAndApply(0);
+              }
+              return onProviderError(ProviderError.from(failure), retry, () -> reconcile(retry + 1));
+            })
+        .thenCompose(stage -> stage);
+  }
+
+  // --- plan and apply ----------------------------------------------------------------------------
+
+  private CompletionStage<AttemptResult> planAndApply(int retry) {
+    if (cancelled.get()) {
+      return done(new AttemptResult.Lost("renewal answered LeaseLost"));
+    }
+    return timed("plan", () -> ctx.provider().plan(item))
+        .handle(
+            (plan, failure) -> {
+              if (failure != null) {
+                return onProviderError(
+                    ProviderError.from(failure), retry, () -> planAndApply(retry + 1));
+              }
+              if (plan.nothingToDo()) {
+                return recordNothingToDo(plan);
+              }
+              return apply(plan, retry);
+            })
+        .thenCompose(stage -> stage);
+  }
+
+  private CompletionStage<AttemptResult> apply(Plan plan, int retry) {
+    if (cancelled.get()) {
+      return done(new AttemptResult.Lost("renewal answered LeaseLost"));
+    }
+    // self-fencing: never start a mutation the lease may not outlive
+    Instant now = ctx.clock().instant();
+    if (!now.isBefore(leaseExpiresAt.minus(safetyMargin()))) {
+      // nothing was sent in this step, so handing the item back is the truth
+      return ctx.items()
+          .release(item, claim.token())
+          .thenApply(reply -> (AttemptResult) new AttemptResult.RetryAt(now));
+    }
+    return timed(
+            "apply",
+            () -> ctx.provider().apply(item, plan, claim.idempotencyKey(), claim.token()))
+        .handle(
+            (outcome, failure) -> {
+              if (failure == null) {
+                return record(OutcomeKind.APPLIED, outcome);
+              }
+              ProviderError error = ProviderError.from(failure);
+              if (error instanceof ProviderError.Ambiguous) {
+                // the provider may have applied it: say so before anything else, then reconcile
+                return ctx.items()
+                    .markAmbiguous(item, claim.token(), error.message())
+                    .thenCompose(
+                        reply ->
+                            reply instanceof WorkItem.Accepted
+                                ? retryAfterBackoff(retry, () -> reconcile(retry + 1), error)
+                                : done(new AttemptResult.Lost("lease lost while ambiguous")));
+              }
+              return onProviderError(error, retry, () -> apply(plan, retry + 1));
+            })
+        .thenCompose(stage -> stage);
+  }
+
+  /**
+   * Maps a provider error to what happens next: a retry under the same lease with backoff
+   * (throttled: honouring Retry-After), or handing the item back with a typed failure.
+   */
+  private CompletionStage<AttemptResult> onProviderError(
+      ProviderError error, int retry, Supplier<CompletionStage<AttemptResult>> again) {
+    if (error instanceof ProviderError.StaleToken stale) {
+      return done(
+          new AttemptResult.Lost(
+              "provider saw token " + stale.highestSeen() + " > ours " + stale.presented()));
+    }
+    if (error instanceof ProviderError.Permanent permanent) {
+      return fail(permanent.message(), false, Duration.ZERO);
+    }
+    // throttled, transient, or an ambiguous read: the same request again, later
+    return retryAfterBackoff(retry, again, error);
+  }
+
+  private CompletionStage<AttemptResult> retryAfterBackoff(
+      int retry, Supplier<CompletionStage<AttemptResult>> again, ProviderError error) {
+    Duration delay = ctx.backoff().delay(retry);
+    if (error instanceof ProviderError.Throttled throttled
+        && throttled.retryAfter().compareTo(delay) > 0) {
+      delay = throttled.retryAfter();
+    }
+    Instant resumeAt = ctx.clock().instant().plus(delay);
+    boolean leaseAllows = resumeAt.isBefore(leaseExpiresAt.minus(safetyMargin()));
+    if (retry + 1 >= RETRIES_PER_ATTEMPT || !leaseAllows) {
+      return fail(error.message(), true, delay);
+    }
+    return after(delay).thenCompose(ignored -> again.get());
+  }
+
+  // --- recording ---------------------------------------------------------------------------------
+
+  private CompletionStage<AttemptResult> recordNothingToDo(Plan plan) {
+    return recordOutcome(
+        new EffectOutcome(OutcomeKind.NOTHING_TO_DO, null, plan.description()));
+  }
+
+  private CompletionStage<AttemptResult> record(OutcomeKind kind, Outcome outcome) {
+    return recordOutcome(
+        new EffectOutcome(kind, outcome.effectId(), outcome.status()));
+  }
+
+  private CompletionStage<AttemptResult> recordOutcome(EffectOutcome outcome) {
+    return ctx.items()
+        .recordEffect(item, claim.token(), outcome)
+        .thenCompose(
+            reply -> {
+              if (reply instanceof WorkItem.Accepted) {
+                return complete();
+              }
+              if (reply instanceof WorkItem.Invalid) {
+                // already recorded by this very attempt (a retried write): finish it
+                return complete();
+              }
+              if (reply instanceof WorkItem.LeaseLost lost) {
+                // the next holder finds the effect AMBIGUOUS and reconciles: one effect stays one
+                return done(new AttemptResult.Lost(lost.reason()));
+              }
+              return done(unexpected(reply, "record effect"));
+            });
+  }
+
+  private CompletionStage<AttemptResult> complete() {
+    return ctx.items()
+        .complete(item, claim.token())
+        .thenApply(
+            reply -> {
+              if (reply instanceof WorkItem.Accepted a
+                  && a.item().status() == WorkItem.Status.DONE) {
+                return new AttemptResult.Done(
+                    claim.takeover(), claim.effect() == EffectStatus.AMBIGUOUS || lookedUp);
+              }
+              if (reply instanceof WorkItem.LeaseLost lost) {
+                return new AttemptResult.Lost(lost.reason());
+              }
+              return unexpected(reply, "complete");
+            });
+  }
+
+  private CompletionStage<AttemptResult> fail(String error, boolean retryable, Duration delay) {
+    return ctx.items()
+        .fail(item, claim.token(), error, retryable, delay)
+        .thenApply(
+            reply -> {
+              if (reply instanceof WorkItem.Accepted a) {
+                return a.item().status() == WorkItem.Status.FAILED
+                    ? new AttemptResult.Failed(error)
+                    : new AttemptResult.RetryAt(
+                        a.item().retryAt() != null ? a.item().retryAt() : ctx.clock().instant());
+              }
+              if (reply instanceof WorkItem.LeaseLost lost) {
+                return new AttemptResult.Lost(lost.reason());
+              }
+              return unexpected(reply, "fail");
+            });
+  }
+
+  // --- lease renewal -----------------------------------------------------------------------------
+
+  private void startRenewing() {
+    Duration every = lease.dividedBy(3);
+    renewal =
+        ctx.scheduler()
+            .scheduleAtFixedRate(every, every, this::renewOnce, ctx.executor());
+  }
+
+  private void renewOnce() {
+    Claimed c = claim;
+    if (c == null || cancelled.get()) {
+      return;
+    }
+    ctx.items()
+        .renew(item, c.token(), lease)
+        .whenComplete(
+            (reply, failure) -> {
+              if (reply instanceof WorkItem.Accepted a) {
+                leaseExpiresAt = a.item().leaseExpiresAt();
+              } else if (reply instanceof WorkItem.LeaseLost) {
+                // best effort: the provider call in flight may still land, fencing decides
+                cancelled.set(true);
+              }
+            });
+  }
+
+  private void stopRenewing() {
+    if (renewal != null) {
+      renewal.cancel();
+    }
+  }
+
+  // --- helpers -----------------------------------------------------------------------------------
+
+  private Duration safetyMargin() {
+    Duration tenth = lease.dividedBy(10);
+    return tenth.compareTo(Duration.ofSeconds(2)) < 0 ? tenth : Duration.ofSeconds(2);
+  }
+
+  private <T> CompletionStage<T> timed(String operation, Supplier<CompletionStage<T>> call) {
+    long start = System.nanoTime();
+    CompletionStage<T> stage;
+    try {
+      stage = call.get();
+    } catch (RuntimeException e) {
+      stage = CompletableFuture.failedFuture(e);
+    }
+    return stage.whenComplete(
+        (value, failure) ->
+            ctx.listener()
+                .providerCall(
+                    operation,
+                    Duration.ofNanos(System.nanoTime() - start),
+                    failure == null ? null : ProviderError.from(failure)));
+  }
+
+  private CompletionStage<Void> after(Duration delay) {
+    CompletableFuture<Void> later = new CompletableFuture<>();
+    ctx.scheduler().scheduleOnce(delay, () -> later.complete(null), ctx.executor());
+    return later;
+  }
+
+  private static CompletionStage<AttemptResult> done(AttemptResult result) {
+    return CompletableFuture.completedFuture(result);
+  }
+
+  private AttemptResult unexpected(Reply reply, String step) {
+    log.error("unexpected answer to {} on {}: {}", step, item, reply);
+    return new AttemptResult.Abandoned("unexpected answer to " + step + ": " + reply);
+  }
+
+  private static String rootMessage(Throwable failure) {
+    Throwable t = failure;
+    while (t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t.toString();
+  }
+}

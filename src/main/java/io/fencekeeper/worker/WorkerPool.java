@@ -1,0 +1,152 @@
+package io.fencekeeper.worker;
+
+import io.fencekeeper.item.ItemId;
+import io.fencekeeper.run.RunDispatcher;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.Receive;
+import org.apache.pekko.actor.typed.receptionist.Receptionist;
+
+/**
+ * The workers of one node: up to {@code capacity} attempts in flight, pulled from the dispatchers
+ * of the running runs (wherever in the cluster they live). Work pulling keeps every node busy
+ * without the dispatcher having to know how many workers exist.
+ */
+public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
+
+  public sealed interface Command {}
+
+  record DispatchersChanged(Set<ActorRef<RunDispatcher.Command>> dispatchers) implements Command {}
+
+  record BatchReceived(RunDispatcher.WorkBatch batch) implements Command {}
+
+  record AttemptFinished(
+      ActorRef<RunDispatcher.Command> dispatcher, int seq, AttemptResult result)
+      implements Command {}
+
+  public static Behavior<Command> create(int capacity, String nodeName, ItemAttempt.Context ctx) {
+    return Behaviors.setup(context -> new WorkerPool(context, capacity, nodeName, ctx));
+  }
+
+  private final int capacity;
+  private final String nodeName;
+  private final ItemAttempt.Context attempts;
+  private final ActorRef<RunDispatcher.WorkBatch> batchAdapter;
+  private final Map<ActorRef<RunDispatcher.Command>, Integer> requested = new HashMap<>();
+  private final AtomicLong workerIds = new AtomicLong();
+  private int inFlight;
+
+  private WorkerPool(
+      ActorContext<Command> context, int capacity, String nodeName, ItemAttempt.Context attempts) {
+    super(context);
+    this.capacity = capacity;
+    this.nodeName = nodeName;
+    this.attempts = attempts;
+    this.batchAdapter = context.messageAdapter(RunDispatcher.WorkBatch.class, BatchReceived::new);
+    ActorRef<Receptionist.Listing> listingAdapter =
+        context.messageAdapter(
+            Receptionist.Listing.class,
+            listing ->
+                new DispatchersChanged(listing.getServiceInstances(RunDispatcher.SERVICE_KEY)));
+    context
+        .getSystem()
+        .receptionist()
+        .tell(Receptionist.subscribe(RunDispatcher.SERVICE_KEY, listingAdapter));
+  }
+
+  @Override
+  public Receive<Command> createReceive() {
+    return newReceiveBuilder()
+        .onMessage(DispatchersChanged.class, this::onDispatchersChanged)
+        .onMessage(BatchReceived.class, this::onBatch)
+        .onMessage(AttemptFinished.class, this::onAttemptFinished)
+        .build();
+  }
+
+  private Behavior<Command> onDispatchersChanged(DispatchersChanged changed) {
+    requested.keySet().retainAll(changed.dispatchers());
+    for (ActorRef<RunDispatcher.Command> dispatcher : changed.dispatchers()) {
+      requested.putIfAbsent(dispatcher, 0);
+    }
+    requestWork();
+    return this;
+  }
+
+  private Behavior<Command> onBatch(BatchReceived received) {
+    RunDispatcher.WorkBatch batch = received.batch();
+    ActorRef<RunDispatcher.Command> dispatcher = batch.dispatcher();
+    if (batch.finished()) {
+      requested.remove(dispatcher);
+    } else if (requested.containsKey(dispatcher)) {
+      requested.put(dispatcher, 0);
+    }
+    for (RunDispatcher.WorkOffer offer : batch.offers()) {
+      start(dispatcher, offer);
+    }
+    requestWork();
+    return this;
+  }
+
+  private void start(ActorRef<RunDispatcher.Command> dispatcher, RunDispatcher.WorkOffer offer) {
+    inFlight++;
+    String workerId = nodeName + "/w" + workerIds.incrementAndGet();
+    ItemAttempt attempt =
+        new ItemAttempt(
+            attempts, ItemId.parse(offer.itemId()), workerId, offer.lease(), offer.maxAttempts());
+    getContext()
+        .pipeToSelf(
+            attempt.run(),
+            (result, failure) ->
+                new AttemptFinished(
+                    dispatcher,
+                    offer.seq(),
+                    failure == null
+                        ? result
+                        : new AttemptResult.Abandoned("worker failure: " + failure)));
+  }
+
+  private Behavior<Command> onAttemptFinished(AttemptFinished finished) {
+    inFlight--;
+    finished.dispatcher().tell(new RunDispatcher.Settled(finished.seq(), finished.result()));
+    requestWork();
+    return this;
+  }
+
+  /** Asks each dispatcher without an open request for a share of the free capacity. */
+  private void requestWork() {
+    int outstanding = requested.values().stream().mapToInt(Integer::intValue).sum();
+    int free = capacity - inFlight - outstanding;
+    if (free <= 0) {
+      return;
+    }
+    List<ActorRef<RunDispatcher.Command>> idle = new ArrayList<>();
+    requested.forEach(
+        (dispatcher, open) -> {
+          if (open == 0) {
+            idle.add(dispatcher);
+          }
+        });
+    if (idle.isEmpty()) {
+      return;
+    }
+    int share = Math.max(1, free / idle.size());
+    for (ActorRef<RunDispatcher.Command> dispatcher : idle) {
+      if (free <= 0) {
+        break;
+      }
+      int ask = Math.min(share, free);
+      requested.put(dispatcher, ask);
+      free -= ask;
+      dispatcher.tell(new RunDispatcher.RequestWork(ask, batchAdapter));
+    }
+  }
+}
