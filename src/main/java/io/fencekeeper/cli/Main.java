@@ -1,5 +1,6 @@
 package io.fencekeeper.cli;
 
+import io.fencekeeper.provider.sim.SimProviderCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -9,7 +10,7 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     version = "fencekeeper 0.1.0",
     description = "Lease-fenced nightly reconciliation runs on a Pekko cluster.",
-    subcommands = {ServeCommand.class})
+    subcommands = {RunCommand.class, ServeCommand.class, SimProviderCommand.class})
 public final class Main implements Runnable {
 
   public static void main(String[] args) {

@@ -2,14 +2,37 @@ package io.fencekeeper.node;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigValueFactory;
+import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.ShardedItems;
 import io.fencekeeper.item.WorkItem;
+import io.fencekeeper.provider.Provider;
+import io.fencekeeper.provider.ProviderFactory;
+import io.fencekeeper.provider.ProviderSettings;
+import io.fencekeeper.run.RunCoordinator;
+import io.fencekeeper.run.RunDispatcher;
+import io.fencekeeper.run.RunItemStore;
+import io.fencekeeper.run.RunService;
+import io.fencekeeper.run.scope.ScopeReader;
+import io.fencekeeper.run.scope.SqlSource;
+import io.fencekeeper.worker.Backoff;
+import io.fencekeeper.worker.ItemAttempt;
+import io.fencekeeper.worker.WorkerPool;
+import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.UnaryOperator;
+import org.apache.pekko.actor.CoordinatedShutdown;
+import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.Props;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.cluster.MemberStatus;
 import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
@@ -22,9 +45,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One Fencekeeper node: the schema migrated, the ActorSystem up as a cluster member, and the
- * WorkItem entity registered with sharding. The same class runs the embedded single node and one
- * node of many.
+ * One Fencekeeper node: the schema migrated, the ActorSystem up as a cluster member, the WorkItem
+ * entity registered with sharding, the run coordinator singleton reachable, and this node's worker
+ * pool pulling work. The same class runs the embedded single node and one node of many.
  */
 public final class FencekeeperNode implements AutoCloseable {
 
@@ -35,21 +58,87 @@ public final class FencekeeperNode implements AutoCloseable {
   private final NodeSettings settings;
   private final JournalDatabase database;
   private final Clock clock;
+  private final ItemGateway items;
+  private final RunService runs;
+  private final Provider provider;
+  private final RunItemStore runItems;
+  private final ExecutorService blocking;
 
   private FencekeeperNode(
-      ActorSystem<Void> system, NodeSettings settings, JournalDatabase database, Clock clock) {
+      Builder b,
+      ActorSystem<Void> system,
+      NodeSettings settings,
+      JournalDatabase database,
+      ItemGateway items,
+      RunService runs,
+      Provider provider,
+      RunItemStore runItems,
+      ExecutorService blocking) {
     this.system = system;
     this.settings = settings;
     this.database = database;
-    this.clock = clock;
+    this.clock = b.clock;
+    this.items = items;
+    this.runs = runs;
+    this.provider = provider;
+    this.runItems = runItems;
+    this.blocking = blocking;
   }
 
-  /**
-   * Starts a node from resolved configuration. {@code clock} is the entities' only authority on
-   * time (lease expiry); tests inject a movable one.
-   */
+  /** How to start a node; tests replace the clock, the provider or the item gateway. */
+  public static final class Builder {
+    private final Config config;
+    private Clock clock = Clock.systemUTC();
+    private Provider provider;
+    private UnaryOperator<ItemGateway> workerGateway = UnaryOperator.identity();
+    private Integer workers;
+
+    private Builder(Config config) {
+      this.config = config;
+    }
+
+    /** The entities' only authority on time (lease expiry) and the deadline clock. */
+    public Builder clock(Clock clock) {
+      this.clock = clock;
+      return this;
+    }
+
+    /** A provider instead of the one {@code fencekeeper.provider} describes. */
+    public Builder provider(Provider provider) {
+      this.provider = provider;
+      return this;
+    }
+
+    /** Wraps the gateway the workers use, e.g. to inject a failed status write. */
+    public Builder workerGateway(UnaryOperator<ItemGateway> decorator) {
+      this.workerGateway = decorator;
+      return this;
+    }
+
+    public Builder workers(int workers) {
+      this.workers = workers;
+      return this;
+    }
+
+    public FencekeeperNode start() {
+      return FencekeeperNode.start(this);
+    }
+  }
+
+  public static Builder builder(Config config) {
+    return new Builder(config);
+  }
+
   public static FencekeeperNode start(Config config, Clock clock) {
-    NodeSettings settings = NodeSettings.from(config);
+    return builder(config).clock(clock).start();
+  }
+
+  public static FencekeeperNode start(Config config) {
+    return builder(config).start();
+  }
+
+  private static FencekeeperNode start(Builder b) {
+    NodeSettings settings = NodeSettings.from(b.config);
     JournalDatabase database = JournalDatabase.from(settings);
     int migrations = database.migrate();
     log.info("journal database {} ready ({} migrations applied)", database.kind(), migrations);
@@ -61,19 +150,92 @@ public final class FencekeeperNode implements AutoCloseable {
               "pekko.cluster.seed-nodes", ConfigValueFactory.fromIterable(settings.seedNodes()));
     }
     ActorSystem<Void> system =
-        ActorSystem.create(Behaviors.empty(), SYSTEM_NAME, pekkoConfig.withFallback(config));
-    WorkItem.init(system, clock, new WorkItem.Settings(settings.maxLease(), 5));
+        ActorSystem.create(Behaviors.empty(), SYSTEM_NAME, pekkoConfig.withFallback(b.config));
+    WorkItem.init(system, b.clock, new WorkItem.Settings(settings.maxLease(), 5));
+
+    ExecutorService blocking =
+        Executors.newFixedThreadPool(
+            4,
+            runnable -> {
+              Thread thread = new Thread(runnable, "fencekeeper-blocking");
+              thread.setDaemon(true);
+              return thread;
+            });
+    RunItemStore runItems = new RunItemStore(database);
+    ItemGateway items = new ShardedItems(system, Duration.ofSeconds(15));
+    RunDispatcher.Dependencies dispatcherDeps =
+        new RunDispatcher.Dependencies(b.clock, runItems, items, blocking, settings.lease());
+    ActorRef<RunCoordinator.Command> coordinator =
+        RunCoordinator.initSingleton(system, dispatcherDeps);
+    RunService runs =
+        new RunService(
+            system,
+            coordinator,
+            runItems,
+            new ScopeReader(SqlSource.fromConfig(b.config)),
+            blocking,
+            Duration.ofSeconds(30));
+
+    int workers = b.workers != null ? b.workers : settings.workers();
+    Provider provider = b.provider;
+    if (provider == null && workers > 0) {
+      provider = ProviderFactory.create(providerSettings(settings));
+    }
+    if (workers > 0) {
+      ItemAttempt.Context attemptContext =
+          new ItemAttempt.Context(
+              b.workerGateway.apply(items),
+              provider,
+              b.clock,
+              system.scheduler(),
+              system.executionContext(),
+              Backoff.defaults(),
+              ItemAttempt.AttemptListener.NONE);
+      system.systemActorOf(
+          WorkerPool.create(workers, system.address().toString(), attemptContext),
+          "worker-pool",
+          Props.empty());
+    }
 
     Cluster cluster = Cluster.get(system);
     if (settings.seedNodes().isEmpty()) {
       // no seeds: this node is a cluster of one
       cluster.manager().tell(Join.create(cluster.selfMember().address()));
     }
-    return new FencekeeperNode(system, settings, database, clock);
+    FencekeeperNode node =
+        new FencekeeperNode(
+            b, system, settings, database, items, runs, provider, runItems, blocking);
+    Provider ownedProvider = b.provider == null ? provider : null;
+    CoordinatedShutdown.get(system)
+        .addTask(
+            CoordinatedShutdown.PhaseBeforeActorSystemTerminate(),
+            "close-fencekeeper-resources",
+            () -> {
+              if (ownedProvider != null) {
+                ownedProvider.close();
+              }
+              runItems.close();
+              blocking.shutdown();
+              return CompletableFuture.completedFuture(org.apache.pekko.Done.getInstance());
+            });
+    return node;
   }
 
-  public static FencekeeperNode start(Config config) {
-    return start(config, Clock.systemUTC());
+  private static ProviderSettings providerSettings(NodeSettings settings) {
+    ProviderSettings.Kind kind = ProviderSettings.Kind.parse(settings.providerKind());
+    return switch (kind) {
+      case SIM -> ProviderSettings.sim();
+      case HTTP -> {
+        if (settings.providerUrl().isBlank()) {
+          throw new IllegalArgumentException(
+              "FENCEKEEPER_PROVIDER=http needs FENCEKEEPER_PROVIDER_URL");
+        }
+        yield ProviderSettings.http(URI.create(settings.providerUrl()));
+      }
+      case JDBC ->
+          throw new IllegalArgumentException(
+              "FENCEKEEPER_PROVIDER=jdbc needs a target database; configure fencekeeper.provider.jdbc");
+    };
   }
 
   /** Blocks until this member is Up, so callers know sharding can place entities here. */
@@ -94,7 +256,7 @@ public final class FencekeeperNode implements AutoCloseable {
                   });
             }),
         "await-self-up-" + System.nanoTime(),
-        org.apache.pekko.actor.typed.Props.empty());
+        Props.empty());
     try {
       up.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
@@ -108,6 +270,14 @@ public final class FencekeeperNode implements AutoCloseable {
 
   public EntityRef<WorkItem.Command> item(ItemId itemId) {
     return ClusterSharding.get(system).entityRefFor(WorkItem.ENTITY_TYPE_KEY, itemId.value());
+  }
+
+  public ItemGateway items() {
+    return items;
+  }
+
+  public RunService runs() {
+    return runs;
   }
 
   public ActorSystem<Void> system() {
@@ -126,6 +296,10 @@ public final class FencekeeperNode implements AutoCloseable {
     return clock;
   }
 
+  public Optional<Provider> provider() {
+    return Optional.ofNullable(provider);
+  }
+
   /** Coordinated shutdown: leaves the cluster, hands shards over, flushes the journal. */
   @Override
   public void close() {
@@ -138,7 +312,7 @@ public final class FencekeeperNode implements AutoCloseable {
   }
 
   /** Configuration of a node from the bundled defaults plus overrides, for embedding. */
-  public static Config config(java.util.Map<String, ?> overrides) {
-    return NodeConfig.load(java.util.Optional.empty(), overrides);
+  public static Config config(Map<String, ?> overrides) {
+    return NodeConfig.load(Optional.empty(), overrides);
   }
 }

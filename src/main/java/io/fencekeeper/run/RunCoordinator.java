@@ -31,8 +31,8 @@ import org.apache.pekko.persistence.typed.javadsl.SignalHandler;
 /**
  * The run coordinator: a cluster singleton, event-sourced with snapshots, that creates runs
  * idempotently, starts a {@link RunDispatcher} for every running run, enforces deadlines, and
- * records how each run ended. On failover it recovers from the journal and restarts the
- * dispatchers of the runs still RUNNING; they resume from the {@code run_item} table.
+ * records how each run ended. On failover it recovers from the journal and restarts the dispatchers
+ * of the runs still RUNNING; they resume from the {@code run_item} table.
  */
 public final class RunCoordinator
     extends EventSourcedBehaviorWithEnforcedReplies<
@@ -142,20 +142,50 @@ public final class RunCoordinator
 
     RunRecord ended(RunEnded e) {
       return new RunRecord(
-          request, scopeId, itemCount, scopeDigest, e.state(), createdAt, deadline, e.at(),
-          e.reason(), e.progress(), false, resumes);
+          request,
+          scopeId,
+          itemCount,
+          scopeDigest,
+          e.state(),
+          createdAt,
+          deadline,
+          e.at(),
+          e.reason(),
+          e.progress(),
+          false,
+          resumes);
     }
 
     RunRecord resumed(RunResumed e) {
       return new RunRecord(
-          request, scopeId, itemCount, scopeDigest, RunState.RUNNING, createdAt, e.newDeadline(),
-          null, null, null, false, resumes + 1);
+          request,
+          scopeId,
+          itemCount,
+          scopeDigest,
+          RunState.RUNNING,
+          createdAt,
+          e.newDeadline(),
+          null,
+          null,
+          null,
+          false,
+          resumes + 1);
     }
 
-    RunRecord cancelRequested() {
+    RunRecord withCancelRequested() {
       return new RunRecord(
-          request, scopeId, itemCount, scopeDigest, state, createdAt, deadline, endedAt,
-          endReason, finalProgress, true, resumes);
+          request,
+          scopeId,
+          itemCount,
+          scopeDigest,
+          state,
+          createdAt,
+          deadline,
+          endedAt,
+          endReason,
+          finalProgress,
+          true,
+          resumes);
     }
   }
 
@@ -223,7 +253,8 @@ public final class RunCoordinator
     return newCommandHandlerWithReplyBuilder()
         .forAnyState()
         .onCommand(CreateRun.class, this::onCreate)
-        .onCommand(GetRun.class, (state, cmd) -> Effect().reply(cmd.replyTo(), lookup(state, cmd.runId())))
+        .onCommand(
+            GetRun.class, (state, cmd) -> Effect().reply(cmd.replyTo(), lookup(state, cmd.runId())))
         .onCommand(
             ListRuns.class,
             (state, cmd) ->
@@ -260,9 +291,15 @@ public final class RunCoordinator
                       + String.join(", ", differences),
                   view(existing)));
     }
+    if (cmd.scopeId() == null) {
+      return Effect()
+          .reply(
+              cmd.replyTo(),
+              new Conflict(
+                  "run " + request.runId() + " has no staged scope; create it again", null));
+    }
     RunCreated created =
-        new RunCreated(
-            request, cmd.scopeId(), cmd.itemCount(), cmd.scopeDigest(), clock.instant());
+        new RunCreated(request, cmd.scopeId(), cmd.itemCount(), cmd.scopeDigest(), clock.instant());
     return Effect()
         .persist(created)
         .thenRun(
@@ -308,8 +345,7 @@ public final class RunCoordinator
         .thenRun(
             s -> {
               RunRecord resumed = s.runs().get(run.runId());
-              ctx.getLog()
-                  .info("run {} resumed with deadline {}", run.runId(), resumed.deadline());
+              ctx.getLog().info("run {} resumed with deadline {}", run.runId(), resumed.deadline());
               progress.remove(run.runId());
               startDispatcher(resumed, true);
             })
@@ -325,7 +361,8 @@ public final class RunCoordinator
       return Effect()
           .reply(
               cmd.replyTo(),
-              new ControlRefused("run_ended", "run " + run.runId() + " already ended " + run.state()));
+              new ControlRefused(
+                  "run_ended", "run " + run.runId() + " already ended " + run.state()));
     }
     return Effect()
         .persist(new CancelRequested(run.runId(), clock.instant()))
@@ -402,8 +439,7 @@ public final class RunCoordinator
             + run.resumes();
     dispatchers.put(
         run.runId(),
-        ctx.spawn(
-            RunDispatcher.create(run, resume, deps, progressAdapter, outcomeAdapter), name));
+        ctx.spawn(RunDispatcher.create(run, resume, deps, progressAdapter, outcomeAdapter), name));
   }
 
   private RunLookup lookup(State state, String runId) {
@@ -463,11 +499,10 @@ public final class RunCoordinator
                         false,
                         0)))
         .onEvent(RunEnded.class, (state, e) -> state.with(state.runs().get(e.runId()).ended(e)))
-        .onEvent(
-            RunResumed.class, (state, e) -> state.with(state.runs().get(e.runId()).resumed(e)))
+        .onEvent(RunResumed.class, (state, e) -> state.with(state.runs().get(e.runId()).resumed(e)))
         .onEvent(
             CancelRequested.class,
-            (state, e) -> state.with(state.runs().get(e.runId()).cancelRequested()))
+            (state, e) -> state.with(state.runs().get(e.runId()).withCancelRequested()))
         .build();
   }
 }

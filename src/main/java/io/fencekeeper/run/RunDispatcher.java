@@ -28,11 +28,10 @@ import org.apache.pekko.actor.typed.receptionist.Receptionist;
 import org.apache.pekko.actor.typed.receptionist.ServiceKey;
 
 /**
- * Hands out the items of one running run to the worker pools that ask for work, and learns how
- * each attempt ended. Memory is bounded by the run's size in bytes (one status byte per item)
- * plus what is in flight: item identities are paged from the {@code run_item} table, never held
- * all at once. The WorkItem entities stay the authority: the dispatcher's view is a cache that a
- * claim corrects.
+ * Hands out the items of one running run to the worker pools that ask for work, and learns how each
+ * attempt ended. Memory is bounded by the run's size in bytes (one status byte per item) plus what
+ * is in flight: item identities are paged from the {@code run_item} table, never held all at once.
+ * The WorkItem entities stay the authority: the dispatcher's view is a cache that a claim corrects.
  *
  * <p>At the deadline (or on cancel, or past {@code maxFailedItems}) it stops handing out work,
  * closes every item that is not DONE or FAILED (which bumps the token and fences off in-flight
@@ -72,8 +71,7 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
 
   record PageFailed(String error) implements Command {}
 
-  record Reopened(int seq, String itemId, WorkItem.Reply reply, String error)
-      implements Command {}
+  record Reopened(int seq, String itemId, WorkItem.Reply reply, String error) implements Command {}
 
   record CloseAnswered(int seq, WorkItem.Reply reply, String error) implements Command {}
 
@@ -110,7 +108,8 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
     return Behaviors.setup(
         ctx ->
             Behaviors.withTimers(
-                timers -> new RunDispatcher(ctx, timers, run, resume, deps, progressTo, outcomeTo)));
+                timers ->
+                    new RunDispatcher(ctx, timers, run, resume, deps, progressTo, outcomeTo)));
   }
 
   private final TimerScheduler<Command> timers;
@@ -211,7 +210,8 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
         status[ref.seq()] = OFFERED;
         offered.put(ref.seq(), ref);
         offeredAtNanos.put(ref.seq(), now);
-        offers.add(new WorkOffer(ref.seq(), ref.itemId(), run.request().maxAttempts(), deps.lease()));
+        offers.add(
+            new WorkOffer(ref.seq(), ref.itemId(), run.request().maxAttempts(), deps.lease()));
       }
       if (offers.isEmpty()) {
         demand.addFirst(request);
@@ -240,7 +240,8 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
     }
     loading = true;
     int from = nextLoad;
-    CompletableFuture.supplyAsync(() -> deps.store().page(run.scopeId(), from, PAGE), deps.blocking())
+    CompletableFuture.supplyAsync(
+            () -> deps.store().page(run.scopeId(), from, PAGE), deps.blocking())
         .whenComplete(
             (rows, failure) ->
                 getContext()
@@ -316,7 +317,8 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
   }
 
   private ItemId itemId(RunItemStore.Row row) {
-    return ItemId.of(run.request().job(), run.request().businessDate(), row.accountId(), row.cursor());
+    return ItemId.of(
+        run.request().job(), run.request().businessDate(), row.accountId(), row.cursor());
   }
 
   // --- learning how attempts ended ---------------------------------------------------------------
@@ -419,7 +421,8 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
     finish(state, failed == 0 ? "every item is done" : failed + " items failed");
   }
 
-  // --- the periodic tick: offers that never came back, retries due, progress ----------------------
+  // --- the periodic tick: offers that never came back, retries due, progress
+  // ----------------------
 
   private Behavior<Command> onTick(Tick tick) {
     if (finished) {
@@ -459,7 +462,8 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
     }
     List<int[]> batch = new ArrayList<>(statusCache);
     statusCache.clear();
-    CompletableFuture.runAsync(() -> deps.store().markStatuses(run.scopeId(), batch), deps.blocking())
+    CompletableFuture.runAsync(
+            () -> deps.store().markStatuses(run.scopeId(), batch), deps.blocking())
         .whenComplete(
             (ok, failure) -> {
               if (failure != null) {
@@ -497,7 +501,8 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
         counts, backlogAge, rate, projected, staleRejections, leaseExpiries, reconciliations);
   }
 
-  // --- stopping: deadline, cancel, too many failures ----------------------------------------------
+  // --- stopping: deadline, cancel, too many failures
+  // ----------------------------------------------
 
   private Behavior<Command> onStop(Stop stop) {
     if (stopping == null) {

@@ -23,6 +23,7 @@ import org.apache.pekko.actor.Cancellable;
 import org.apache.pekko.actor.typed.Scheduler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import scala.concurrent.ExecutionContextExecutor;
 
 /**
  * One attempt at one item, the worker loop of design.md §3.3: claim; if the effect is recorded,
@@ -44,7 +45,7 @@ public final class ItemAttempt {
       Provider provider,
       Clock clock,
       Scheduler scheduler,
-      java.util.concurrent.Executor executor,
+      ExecutionContextExecutor executor,
       Backoff backoff,
       AttemptListener listener) {}
 
@@ -68,8 +69,7 @@ public final class ItemAttempt {
   private Cancellable renewal;
   private volatile boolean lookedUp;
 
-  public ItemAttempt(
-      Context ctx, ItemId item, String workerId, Duration lease, int maxAttempts) {
+  public ItemAttempt(Context ctx, ItemId item, String workerId, Duration lease, int maxAttempts) {
     this.ctx = ctx;
     this.item = item;
     this.workerId = workerId;
@@ -111,8 +111,9 @@ public final class ItemAttempt {
             case DONE -> new AttemptResult.Done(false, false);
             case FAILED -> new AttemptResult.Failed("item already FAILED");
             case CLOSED -> new AttemptResult.Closed();
-            default -> new AttemptResult.RetryAt(
-                nc.retryAt() != null ? nc.retryAt() : ctx.clock().instant());
+            default ->
+                new AttemptResult.RetryAt(
+                    nc.retryAt() != null ? nc.retryAt() : ctx.clock().instant());
           });
     }
     return done(unexpected(reply, "claim"));
@@ -136,7 +137,8 @@ public final class ItemAttempt {
                 }
                 return planAndApply(0);
               }
-              return onProviderError(ProviderError.from(failure), retry, () -> reconcile(retry + 1));
+              return onProviderError(
+                  ProviderError.from(failure), retry, () -> reconcile(retry + 1));
             })
         .thenCompose(stage -> stage);
   }
@@ -175,8 +177,7 @@ public final class ItemAttempt {
           .thenApply(reply -> (AttemptResult) new AttemptResult.RetryAt(now));
     }
     return timed(
-            "apply",
-            () -> ctx.provider().apply(item, plan, claim.idempotencyKey(), claim.token()))
+            "apply", () -> ctx.provider().apply(item, plan, claim.idempotencyKey(), claim.token()))
         .handle(
             (outcome, failure) -> {
               if (failure == null) {
@@ -234,13 +235,11 @@ public final class ItemAttempt {
   // --- recording ---------------------------------------------------------------------------------
 
   private CompletionStage<AttemptResult> recordNothingToDo(Plan plan) {
-    return recordOutcome(
-        new EffectOutcome(OutcomeKind.NOTHING_TO_DO, null, plan.description()));
+    return recordOutcome(new EffectOutcome(OutcomeKind.NOTHING_TO_DO, null, plan.description()));
   }
 
   private CompletionStage<AttemptResult> record(OutcomeKind kind, Outcome outcome) {
-    return recordOutcome(
-        new EffectOutcome(kind, outcome.effectId(), outcome.status()));
+    return recordOutcome(new EffectOutcome(kind, outcome.effectId(), outcome.status()));
   }
 
   private CompletionStage<AttemptResult> recordOutcome(EffectOutcome outcome) {
@@ -302,9 +301,7 @@ public final class ItemAttempt {
 
   private void startRenewing() {
     Duration every = lease.dividedBy(3);
-    renewal =
-        ctx.scheduler()
-            .scheduleAtFixedRate(every, every, this::renewOnce, ctx.executor());
+    renewal = ctx.scheduler().scheduleAtFixedRate(every, every, this::renewOnce, ctx.executor());
   }
 
   private void renewOnce() {

@@ -29,8 +29,7 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
 
   record BatchReceived(RunDispatcher.WorkBatch batch) implements Command {}
 
-  record AttemptFinished(
-      ActorRef<RunDispatcher.Command> dispatcher, int seq, AttemptResult result)
+  record AttemptFinished(ActorRef<RunDispatcher.Command> dispatcher, int seq, AttemptResult result)
       implements Command {}
 
   public static Behavior<Command> create(int capacity, String nodeName, ItemAttempt.Context ctx) {

@@ -1,0 +1,226 @@
+package io.fencekeeper.cli;
+
+import io.fencekeeper.node.FencekeeperNode;
+import io.fencekeeper.node.NodeConfig;
+import io.fencekeeper.provider.Provider;
+import io.fencekeeper.provider.ProviderSettings;
+import io.fencekeeper.provider.http.HttpProvider;
+import io.fencekeeper.provider.sim.SimFaults;
+import io.fencekeeper.provider.sim.SimProviderServer;
+import io.fencekeeper.run.RunCoordinator;
+import io.fencekeeper.run.RunRequest;
+import io.fencekeeper.run.RunService;
+import io.fencekeeper.run.RunState;
+import io.fencekeeper.run.RunView;
+import io.fencekeeper.run.scope.Scope;
+import io.fencekeeper.run.scope.ScopeException;
+import java.io.PrintStream;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * The main job on the embedded default: one node on an H2 file with the bundled simulated provider,
+ * one run from a CSV of accounts, a live progress line, a final report, and an exit code that says
+ * how the run ended (0 SUCCEEDED, 2 PARTIAL, 3 FAILED or CANCELLED).
+ */
+@Command(
+    name = "run",
+    description = "Run one nightly job for one business date on an embedded node and report.")
+public final class RunCommand implements Callable<Integer> {
+
+  @Option(names = "--job", required = true, description = "job name, e.g. payment-reconciliation")
+  String job;
+
+  @Option(names = "--date", required = true, description = "business date, yyyy-MM-dd")
+  LocalDate date;
+
+  @Option(names = "--accounts", required = true, description = "CSV of accountId,cursor")
+  Path accounts;
+
+  @Option(
+      names = "--deadline",
+      description = "deadline instant (ISO-8601); default: now + --deadline-in for a new run")
+  Instant deadline;
+
+  @Option(
+      names = "--deadline-in",
+      defaultValue = "PT1H",
+      description =
+          "deadline from now for a new run, ISO-8601 duration (default: ${DEFAULT-VALUE})")
+  Duration deadlineIn;
+
+  @Option(names = "--max-attempts", defaultValue = "5")
+  int maxAttempts;
+
+  @Option(names = "--max-failed-items", defaultValue = "10")
+  int maxFailedItems;
+
+  @Option(names = "--provider", defaultValue = "sim", description = "sim (in-process) or http")
+  String provider;
+
+  @Option(names = "--provider-url", description = "base URL of an http provider")
+  URI providerUrl;
+
+  @Option(names = "--workers", description = "worker pool size (default: from configuration)")
+  Integer workers;
+
+  @Option(names = "--data-dir", description = "where the embedded H2 database lives")
+  Path dataDir;
+
+  @Option(
+      names = {"-c", "--config"},
+      description = "HOCON file (default: the bundled conf/fencekeeper.conf)")
+  Path config;
+
+  @Override
+  public Integer call() throws Exception {
+    PrintStream out = System.out;
+    Map<String, Object> overrides = new HashMap<>();
+    // the embedded run is a cluster of one: any free remoting port
+    overrides.put("pekko.remote.artery.canonical.port", 0);
+    overrides.put("pekko.loglevel", "WARNING");
+    if (dataDir != null) {
+      overrides.put("fencekeeper.data-dir", dataDir.toString());
+    }
+    SimProviderServer sim = null;
+    Provider chosen;
+    ProviderSettings.Kind kind = ProviderSettings.Kind.parse(provider);
+    if (kind == ProviderSettings.Kind.SIM) {
+      sim = SimProviderServer.start(0, SimFaults.NONE, System.nanoTime());
+      chosen =
+          HttpProvider.create(
+              sim.baseUrl(),
+              ProviderSettings.DEFAULT_CONNECT_TIMEOUT,
+              ProviderSettings.DEFAULT_REQUEST_TIMEOUT);
+    } else if (kind == ProviderSettings.Kind.HTTP && providerUrl != null) {
+      chosen =
+          HttpProvider.create(
+              providerUrl,
+              ProviderSettings.DEFAULT_CONNECT_TIMEOUT,
+              ProviderSettings.DEFAULT_REQUEST_TIMEOUT);
+    } else {
+      System.err.println("--provider must be sim, or http with --provider-url");
+      return 64;
+    }
+
+    FencekeeperNode.Builder builder =
+        FencekeeperNode.builder(NodeConfig.load(Optional.ofNullable(config), overrides))
+            .provider(chosen);
+    if (workers != null) {
+      builder.workers(workers);
+    }
+    FencekeeperNode node = builder.start();
+    try {
+      node.awaitUp(Duration.ofSeconds(60));
+      RunService runs = node.runs();
+      String runId = job + "/" + date;
+      Optional<RunView> existing = get(runs, runId);
+      RunView run;
+      if (existing.isPresent() && deadline == null) {
+        run = existing.get();
+        out.println("run " + runId + " exists (" + run.state() + "): reporting it, no new work");
+      } else {
+        Instant runDeadline = deadline != null ? deadline : Instant.now().plus(deadlineIn);
+        RunRequest request =
+            new RunRequest(
+                job,
+                date,
+                new Scope.Csv(accounts.toString()),
+                runDeadline,
+                maxAttempts,
+                maxFailedItems);
+        RunCoordinator.CreateReply reply;
+        try {
+          reply = runs.create(request).toCompletableFuture().get(10, TimeUnit.MINUTES);
+        } catch (java.util.concurrent.ExecutionException e) {
+          Throwable cause =
+              e.getCause() instanceof CompletionException ce ? ce.getCause() : e.getCause();
+          if (cause instanceof ScopeException || cause instanceof RunService.InvalidRunRequest) {
+            System.err.println("run not created: " + cause.getMessage());
+            return 65;
+          }
+          throw e;
+        }
+        if (reply instanceof RunCoordinator.Conflict conflict) {
+          System.err.println("run not created: " + conflict.message());
+          return 66;
+        }
+        run =
+            reply instanceof RunCoordinator.Created created
+                ? created.run()
+                : ((RunCoordinator.AlreadyExists) reply).run();
+        out.println(
+            (reply instanceof RunCoordinator.Created ? "created run " : "run exists: ")
+                + runId
+                + " with "
+                + run.counts().total()
+                + " items, deadline "
+                + run.deadline());
+      }
+      ProgressPrinter progress = new ProgressPrinter(out, System.console() != null);
+      long started = System.nanoTime();
+      while (run.state() == RunState.RUNNING) {
+        progress.show(run);
+        Thread.sleep(progress.interactive() ? 250 : 500);
+        run = get(runs, runId).orElseThrow();
+      }
+      progress.finish();
+      double seconds = (System.nanoTime() - started) / 1e9;
+      report(out, run, seconds, sim);
+      return run.state().exitCode();
+    } finally {
+      node.close();
+      chosen.close();
+      if (sim != null) {
+        sim.close();
+      }
+    }
+  }
+
+  private static Optional<RunView> get(RunService runs, String runId) throws Exception {
+    return runs.get(runId).toCompletableFuture().get(30, TimeUnit.SECONDS);
+  }
+
+  private static void report(PrintStream out, RunView run, double seconds, SimProviderServer sim) {
+    out.println();
+    out.println("run " + run.runId() + ": " + run.state());
+    if (run.endReason() != null) {
+      out.println("  reason            " + run.endReason());
+    }
+    var c = run.counts();
+    out.printf(
+        "  items             %d total, %d done, %d failed, %d closed, %d pending%n",
+        c.total(), c.done(), c.failed(), c.closed(), c.pending() + c.leased());
+    if (run.endedAt() != null) {
+      double runSeconds = Duration.between(run.createdAt(), run.endedAt()).toMillis() / 1000.0;
+      out.printf(
+          "  duration          %.1f s (created %s, ended %s)%n",
+          runSeconds, run.createdAt(), run.endedAt());
+      if (runSeconds > 0) {
+        out.printf("  throughput        %.0f items/s%n", c.done() / runSeconds);
+      }
+    } else {
+      out.printf("  watched for       %.1f s%n", seconds);
+    }
+    out.printf(
+        "  stale rejections  %d%n  lease expiries    %d%n  reconciliations   %d%n",
+        run.staleRejections(), run.leaseExpiries(), run.reconciliations());
+    if (sim != null && !sim.effects().isEmpty()) {
+      int max = sim.effects().values().stream().mapToInt(Integer::intValue).max().orElse(0);
+      out.printf(
+          "  provider effects  %d keys, at most %d per key (this process)%n",
+          sim.effects().size(), max);
+    }
+  }
+}
