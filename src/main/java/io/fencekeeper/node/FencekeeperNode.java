@@ -173,6 +173,7 @@ public final class FencekeeperNode implements AutoCloseable {
             coordinator,
             runItems,
             new ScopeReader(SqlSource.fromConfig(b.config)),
+            items,
             blocking,
             Duration.ofSeconds(30));
 

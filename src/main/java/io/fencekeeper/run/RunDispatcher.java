@@ -56,8 +56,21 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
 
   public sealed interface Command extends CborSerializable {}
 
-  /** A pool asks for up to {@code max} items; it gets exactly one {@link WorkBatch} back. */
-  public record RequestWork(int max, ActorRef<WorkBatch> replyTo) implements Command {}
+  /**
+   * A pool asks for up to {@code max} items; it gets exactly one {@link WorkBatch} back, held until
+   * work is ready unless {@code answerNow} (the external lease API must not hang).
+   */
+  public record RequestWork(int max, boolean answerNow, ActorRef<WorkBatch> replyTo)
+      implements Command {
+    public RequestWork(int max, ActorRef<WorkBatch> replyTo) {
+      this(max, false, replyTo);
+    }
+  }
+
+  /** The dispatcher of one run, for callers that want that run only (claim-next). */
+  public static ServiceKey<Command> serviceKeyOf(String runId) {
+    return ServiceKey.create(Command.class, "run-dispatcher:" + runId);
+  }
 
   /** A pool reports how the attempt at item {@code seq} ended. */
   public record Settled(int seq, AttemptResult result) implements Command {}
@@ -165,6 +178,9 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
     this.status = new byte[Math.toIntExact(run.itemCount())];
     this.startedAt = deps.clock().instant();
     ctx.getSystem().receptionist().tell(Receptionist.register(SERVICE_KEY, ctx.getSelf()));
+    ctx.getSystem()
+        .receptionist()
+        .tell(Receptionist.register(serviceKeyOf(run.runId()), ctx.getSelf()));
     timers.startTimerWithFixedDelay(new Tick(), Duration.ofMillis(200));
     loadMore();
   }
@@ -193,6 +209,9 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
     }
     demand.add(request);
     serveDemand();
+    if (request.answerNow() && demand.remove(request)) {
+      request.replyTo().tell(new WorkBatch(run.runId(), List.of(), false, getContext().getSelf()));
+    }
     return this;
   }
 
@@ -524,6 +543,10 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
         .getSystem()
         .receptionist()
         .tell(Receptionist.deregister(SERVICE_KEY, getContext().getSelf()));
+    getContext()
+        .getSystem()
+        .receptionist()
+        .tell(Receptionist.deregister(serviceKeyOf(run.runId()), getContext().getSelf()));
     nextClose = 0;
     loadClosePage();
   }
@@ -628,6 +651,10 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
         .getSystem()
         .receptionist()
         .tell(Receptionist.deregister(SERVICE_KEY, getContext().getSelf()));
+    getContext()
+        .getSystem()
+        .receptionist()
+        .tell(Receptionist.deregister(serviceKeyOf(run.runId()), getContext().getSelf()));
     outcomeTo.tell(new Outcome(run.runId(), state, progress(), reason));
     stopping = stopping == null ? new Stop(reason, false) : stopping;
     timers.cancelAll();

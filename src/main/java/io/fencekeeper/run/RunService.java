@@ -1,9 +1,13 @@
 package io.fencekeeper.run;
 
+import io.fencekeeper.item.ItemGateway;
+import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.run.RunCoordinator.ControlReply;
 import io.fencekeeper.run.RunCoordinator.CreateReply;
 import io.fencekeeper.run.scope.ScopeReader;
 import io.fencekeeper.run.scope.ScopeSummary;
+import io.fencekeeper.worker.AttemptResult;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -16,6 +20,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import org.apache.pekko.actor.typed.receptionist.Receptionist;
 
 /**
  * Creating and steering runs from any node (CLI, HTTP API, schedules). Creation reads and validates
@@ -44,15 +49,18 @@ public final class RunService {
   private final ScopeReader scopes;
   private final Executor blocking;
   private final Duration askTimeout;
+  private final ItemGateway items;
 
   public RunService(
       ActorSystem<?> system,
       ActorRef<RunCoordinator.Command> coordinator,
       RunItemStore store,
       ScopeReader scopes,
+      ItemGateway items,
       Executor blocking,
       Duration askTimeout) {
     this.system = system;
+    this.items = items;
     this.coordinator = coordinator;
     this.store = store;
     this.scopes = scopes;
@@ -105,6 +113,77 @@ public final class RunService {
                 request, scopeId, summary.count(), summary.digest(), replyTo),
         askTimeout,
         system.scheduler());
+  }
+
+  /**
+   * The lease API for external workers: the next item of a running run, claimed for {@code
+   * workerId}; empty when nothing is claimable right now (or the run is not running). The
+   * dispatcher keeps treating the item as handed out until the lease runs out, so the external
+   * worker's outcome is learned from the item itself.
+   */
+  public CompletionStage<Optional<WorkItem.Claimed>> claimNext(
+      String runId, String workerId, Duration lease) {
+    return AskPattern.<Receptionist.Command, Receptionist.Listing>ask(
+            system.receptionist(),
+            replyTo -> Receptionist.find(RunDispatcher.serviceKeyOf(runId), replyTo),
+            askTimeout,
+            system.scheduler())
+        .thenCompose(
+            listing -> {
+              var dispatchers = listing.getServiceInstances(RunDispatcher.serviceKeyOf(runId));
+              if (dispatchers.isEmpty()) {
+                return CompletableFuture.completedFuture(Optional.<WorkItem.Claimed>empty());
+              }
+              return claimFrom(dispatchers.iterator().next(), workerId, lease, 5);
+            });
+  }
+
+  private CompletionStage<Optional<WorkItem.Claimed>> claimFrom(
+      ActorRef<RunDispatcher.Command> dispatcher, String workerId, Duration lease, int triesLeft) {
+    if (triesLeft == 0) {
+      return CompletableFuture.completedFuture(Optional.empty());
+    }
+    return AskPattern.<RunDispatcher.Command, RunDispatcher.WorkBatch>ask(
+            dispatcher,
+            replyTo -> new RunDispatcher.RequestWork(1, true, replyTo),
+            askTimeout,
+            system.scheduler())
+        .thenCompose(
+            batch -> {
+              if (batch.offers().isEmpty()) {
+                return CompletableFuture.completedFuture(Optional.<WorkItem.Claimed>empty());
+              }
+              RunDispatcher.WorkOffer offer = batch.offers().get(0);
+              return items
+                  .claim(ItemId.parse(offer.itemId()), workerId, lease, offer.maxAttempts())
+                  .thenCompose(
+                      reply -> {
+                        if (reply instanceof WorkItem.Claimed claimed) {
+                          return CompletableFuture.completedFuture(Optional.of(claimed));
+                        }
+                        // not claimable after all: let the dispatcher know, try the next one
+                        dispatcher.tell(
+                            new RunDispatcher.Settled(offer.seq(), settledAs(reply, lease)));
+                        return claimFrom(dispatcher, workerId, lease, triesLeft - 1);
+                      });
+            });
+  }
+
+  private static AttemptResult settledAs(WorkItem.Reply reply, Duration lease) {
+    if (reply instanceof WorkItem.LeaseHeld held) {
+      return new AttemptResult.Held(held.leaseExpiresAt());
+    }
+    if (reply instanceof WorkItem.NotClaimable nc) {
+      return switch (nc.status()) {
+        case DONE -> new AttemptResult.Done(false, false);
+        case FAILED -> new AttemptResult.Failed(nc.reason());
+        case CLOSED -> new AttemptResult.Closed();
+        default ->
+            new AttemptResult.RetryAt(
+                nc.retryAt() != null ? nc.retryAt() : Instant.now().plus(lease));
+      };
+    }
+    return new AttemptResult.Abandoned("claim answered " + reply);
   }
 
   public CompletionStage<Optional<RunView>> get(String runId) {
