@@ -164,7 +164,8 @@ public final class FencekeeperNode implements AutoCloseable {
     RunItemStore runItems = new RunItemStore(database);
     ItemGateway items = new ShardedItems(system, Duration.ofSeconds(15));
     RunDispatcher.Dependencies dispatcherDeps =
-        new RunDispatcher.Dependencies(b.clock, runItems, items, blocking, settings.lease());
+        new RunDispatcher.Dependencies(
+            b.clock, runItems, items, blocking, settings.lease(), Duration.ofSeconds(5));
     ActorRef<RunCoordinator.Command> coordinator =
         RunCoordinator.initSingleton(system, dispatcherDeps);
     RunService runs =
