@@ -21,6 +21,7 @@ public final class GatedProvider implements Provider {
   private final Provider delegate;
   private final Map<String, CompletableFuture<Void>> gates = new ConcurrentHashMap<>();
   private final Map<String, AtomicInteger> arrivals = new ConcurrentHashMap<>();
+  private final Map<String, CompletableFuture<Void>> finished = new ConcurrentHashMap<>();
 
   public GatedProvider(Provider delegate) {
     this.delegate = delegate;
@@ -44,6 +45,12 @@ public final class GatedProvider implements Provider {
     return count == null ? 0 : count.get();
   }
 
+  /** Whether the held apply of this account went out and came back (answer or error). */
+  public boolean heldCallFinished(String accountId) {
+    CompletableFuture<Void> done = finished.get(accountId);
+    return done != null && done.isDone();
+  }
+
   @Override
   public CompletionStage<Plan> plan(ItemId item) {
     return delegate.plan(item);
@@ -56,7 +63,12 @@ public final class GatedProvider implements Provider {
       return delegate.apply(item, plan, key, token);
     }
     arrivals.computeIfAbsent(item.accountId(), a -> new AtomicInteger()).incrementAndGet();
-    return gate.thenCompose(open -> delegate.apply(item, plan, key, token));
+    CompletableFuture<Void> done =
+        finished.computeIfAbsent(item.accountId(), a -> new CompletableFuture<>());
+    CompletableFuture<Outcome> sent =
+        gate.thenCompose(open -> delegate.apply(item, plan, key, token)).toCompletableFuture();
+    sent.whenComplete((outcome, failure) -> done.complete(null));
+    return sent;
   }
 
   @Override
