@@ -299,6 +299,7 @@ public final class HttpApi {
       return ApiResponse.json(error.status(), error.body());
     }
     if (cause instanceof TimeoutException) {
+      log.warn("HTTP API request timed out: {}", cause.getMessage());
       return ApiResponse.json(
           503,
           new ApiError(
@@ -361,6 +362,16 @@ public final class HttpApi {
                     413,
                     "body_too_large",
                     "the request body exceeds " + settings.maxBodyBytes() + " bytes"))
+        .match(
+            org.apache.pekko.http.scaladsl.model.IllegalRequestException.class,
+            e ->
+                e.status().intValue() == 413 || e.info().summary().startsWith("Request too large")
+                    ? envelope(
+                        413,
+                        "body_too_large",
+                        "the request body exceeds " + settings.maxBodyBytes() + " bytes")
+                    : envelope(
+                        400, "bad_request", "the request is malformed: " + e.info().summary()))
         .matchAny(
             e -> {
               log.error("HTTP API route failed", e);
