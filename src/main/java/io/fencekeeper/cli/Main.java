@@ -14,6 +14,13 @@ import picocli.CommandLine.Command;
 public final class Main implements Runnable {
 
   public static void main(String[] args) {
+    // on two cores the common pool has parallelism 1 and the JDK falls back to a thread per
+    // async task for anything that still lands there; give it real threads
+    if (System.getProperty("java.util.concurrent.ForkJoinPool.common.parallelism") == null) {
+      System.setProperty(
+          "java.util.concurrent.ForkJoinPool.common.parallelism",
+          String.valueOf(Math.max(4, Runtime.getRuntime().availableProcessors())));
+    }
     System.exit(commandLine().execute(args));
   }
 

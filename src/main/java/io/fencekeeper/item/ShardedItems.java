@@ -2,8 +2,10 @@ package io.fencekeeper.item;
 
 import io.fencekeeper.item.WorkItem.EffectOutcome;
 import io.fencekeeper.item.WorkItem.Reply;
+import io.fencekeeper.node.Stages;
 import java.time.Duration;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import java.util.function.Function;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -14,17 +16,21 @@ public final class ShardedItems implements ItemGateway {
 
   private final ClusterSharding sharding;
   private final Duration askTimeout;
+  private final Executor executor;
 
   public ShardedItems(ActorSystem<?> system, Duration askTimeout) {
     this.sharding = ClusterSharding.get(system);
+    this.executor = system.executionContext();
     this.askTimeout = askTimeout;
   }
 
   private CompletionStage<Reply> ask(
       ItemId item, Function<ActorRef<Reply>, WorkItem.Command> command) {
-    return sharding
-        .entityRefFor(WorkItem.ENTITY_TYPE_KEY, item.value())
-        .ask(command::apply, askTimeout);
+    return Stages.on(
+        sharding
+            .entityRefFor(WorkItem.ENTITY_TYPE_KEY, item.value())
+            .ask(command::apply, askTimeout),
+        executor);
   }
 
   @Override

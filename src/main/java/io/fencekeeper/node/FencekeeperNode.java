@@ -13,6 +13,8 @@ import io.fencekeeper.run.RunCoordinator;
 import io.fencekeeper.run.RunDispatcher;
 import io.fencekeeper.run.RunItemStore;
 import io.fencekeeper.run.RunService;
+import io.fencekeeper.run.schedule.NightlySchedule;
+import io.fencekeeper.run.schedule.ScheduleKeeper;
 import io.fencekeeper.run.scope.ScopeReader;
 import io.fencekeeper.run.scope.SqlSource;
 import io.fencekeeper.worker.Backoff;
@@ -63,6 +65,7 @@ public final class FencekeeperNode implements AutoCloseable {
   private final Provider provider;
   private final RunItemStore runItems;
   private final ExecutorService blocking;
+  private final ScheduleKeeper schedules;
 
   private FencekeeperNode(
       Builder b,
@@ -73,7 +76,9 @@ public final class FencekeeperNode implements AutoCloseable {
       RunService runs,
       Provider provider,
       RunItemStore runItems,
-      ExecutorService blocking) {
+      ExecutorService blocking,
+      ScheduleKeeper schedules) {
+    this.schedules = schedules;
     this.system = system;
     this.settings = settings;
     this.database = database;
@@ -164,7 +169,8 @@ public final class FencekeeperNode implements AutoCloseable {
     RunItemStore runItems = new RunItemStore(database);
     ItemGateway items = new ShardedItems(system, Duration.ofSeconds(15));
     RunDispatcher.Dependencies dispatcherDeps =
-        new RunDispatcher.Dependencies(b.clock, runItems, items, blocking, settings.lease());
+        new RunDispatcher.Dependencies(
+            b.clock, runItems, items, blocking, settings.lease(), Duration.ofSeconds(5));
     ActorRef<RunCoordinator.Command> coordinator =
         RunCoordinator.initSingleton(system, dispatcherDeps);
     RunService runs =
@@ -198,6 +204,25 @@ public final class FencekeeperNode implements AutoCloseable {
           Props.empty());
     }
 
+    ScheduleKeeper schedules =
+        new ScheduleKeeper(NightlySchedule.fromConfig(b.config), runs, b.clock);
+    // at start-up (catch-up of a firing missed while down) and every 30 s after
+    system
+        .scheduler()
+        .scheduleWithFixedDelay(
+            Duration.ofSeconds(5),
+            Duration.ofSeconds(30),
+            () ->
+                schedules
+                    .review()
+                    .whenComplete(
+                        (review, failure) -> {
+                          if (failure != null) {
+                            log.warn("reviewing schedules failed: {}", failure.toString());
+                          }
+                        }),
+            system.executionContext());
+
     Cluster cluster = Cluster.get(system);
     if (settings.seedNodes().isEmpty()) {
       // no seeds: this node is a cluster of one
@@ -205,7 +230,7 @@ public final class FencekeeperNode implements AutoCloseable {
     }
     FencekeeperNode node =
         new FencekeeperNode(
-            b, system, settings, database, items, runs, provider, runItems, blocking);
+            b, system, settings, database, items, runs, provider, runItems, blocking, schedules);
     Provider ownedProvider = b.provider == null ? provider : null;
     CoordinatedShutdown.get(system)
         .addTask(
@@ -275,6 +300,10 @@ public final class FencekeeperNode implements AutoCloseable {
 
   public ItemGateway items() {
     return items;
+  }
+
+  public ScheduleKeeper schedules() {
+    return schedules;
   }
 
   public RunService runs() {

@@ -106,7 +106,12 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
 
   /** What the dispatcher needs from the node. */
   public record Dependencies(
-      Clock clock, RunItemStore store, ItemGateway items, Executor blocking, Duration lease) {}
+      Clock clock,
+      RunItemStore store,
+      ItemGateway items,
+      Executor blocking,
+      Duration lease,
+      Duration offerGrace) {}
 
   private record Ref(int seq, String itemId) {}
 
@@ -137,7 +142,7 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
   private final PriorityQueue<Waiting> waiting =
       new PriorityQueue<>((a, b) -> a.at().compareTo(b.at()));
   private final Map<Integer, Ref> offered = new HashMap<>();
-  private final Map<Integer, Long> offeredAtNanos = new HashMap<>();
+  private final Map<Integer, Instant> offeredAt = new HashMap<>();
   private final ArrayDeque<RequestWork> demand = new ArrayDeque<>();
   private final List<int[]> statusCache = new ArrayList<>();
 
@@ -156,6 +161,7 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
   // stopping
   private Stop stopping;
   private boolean finished;
+  private boolean registered = true;
   private int nextClose;
   private int closesInFlight;
   private boolean closePageLoading;
@@ -216,11 +222,14 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
   }
 
   private void serveDemand() {
+    if (!deps.clock().instant().isBefore(run.deadline())) {
+      return; // past the deadline nothing new starts; the coordinator's stop follows
+    }
     releaseDueWaiting();
     while (!demand.isEmpty() && !ready.isEmpty()) {
       RequestWork request = demand.poll();
       List<WorkOffer> offers = new ArrayList<>(Math.min(request.max(), ready.size()));
-      long now = System.nanoTime();
+      Instant now = deps.clock().instant();
       while (offers.size() < request.max() && !ready.isEmpty()) {
         Ref ref = ready.poll();
         if (status[ref.seq()] != READY && status[ref.seq()] != WAITING) {
@@ -228,7 +237,7 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
         }
         status[ref.seq()] = OFFERED;
         offered.put(ref.seq(), ref);
-        offeredAtNanos.put(ref.seq(), now);
+        offeredAt.put(ref.seq(), now);
         offers.add(
             new WorkOffer(ref.seq(), ref.itemId(), run.request().maxAttempts(), deps.lease()));
       }
@@ -348,7 +357,7 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
     }
     int seq = settled.seq();
     Ref ref = offered.remove(seq);
-    offeredAtNanos.remove(seq);
+    offeredAt.remove(seq);
     AttemptResult result = settled.result();
     if (result instanceof AttemptResult.Done d) {
       if (d.afterTakeover()) {
@@ -402,6 +411,10 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
       return; // terminal: DONE never changes, FAILED only becomes DONE via another report
     }
     status[seq] = next;
+    if (next == DONE || next == FAILED || next == CLOSED) {
+      offered.remove(seq);
+      offeredAt.remove(seq);
+    }
     if (previous == CLOSED) {
       closed--;
     }
@@ -447,11 +460,12 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
     if (finished) {
       return this;
     }
-    long expiredBefore = System.nanoTime() - deps.lease().plusSeconds(30).toNanos();
-    Iterator<Map.Entry<Integer, Long>> it = offeredAtNanos.entrySet().iterator();
+    // an offer outlives its lease only when the pool that took it is gone or stuck
+    Instant expiredBefore = deps.clock().instant().minus(deps.lease()).minus(deps.offerGrace());
+    Iterator<Map.Entry<Integer, Instant>> it = offeredAt.entrySet().iterator();
     while (it.hasNext()) {
-      Map.Entry<Integer, Long> entry = it.next();
-      if (entry.getValue() < expiredBefore) {
+      Map.Entry<Integer, Instant> entry = it.next();
+      if (entry.getValue().isBefore(expiredBefore)) {
         // the pool that took it never answered (node died): the claim will tell the truth
         it.remove();
         Ref ref = offered.remove(entry.getKey());
@@ -539,14 +553,7 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
     demand.clear();
     ready.clear();
     waiting.clear();
-    getContext()
-        .getSystem()
-        .receptionist()
-        .tell(Receptionist.deregister(SERVICE_KEY, getContext().getSelf()));
-    getContext()
-        .getSystem()
-        .receptionist()
-        .tell(Receptionist.deregister(serviceKeyOf(run.runId()), getContext().getSelf()));
+    deregister();
     nextClose = 0;
     loadClosePage();
   }
@@ -641,20 +648,26 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
     finish(state, stopping.reason());
   }
 
+  /**
+   * Leaves the receptionist once: pools stop asking at once instead of when the actor stops. (The
+   * receptionist fails on removing what it does not hold, so never twice.)
+   */
+  private void deregister() {
+    if (registered) {
+      registered = false;
+      var receptionist = getContext().getSystem().receptionist();
+      receptionist.tell(Receptionist.deregister(SERVICE_KEY, getContext().getSelf()));
+      receptionist.tell(Receptionist.deregister(serviceKeyOf(run.runId()), getContext().getSelf()));
+    }
+  }
+
   private void finish(RunState state, String reason) {
     if (finished) {
       return;
     }
     finished = true;
     flushStatusCache();
-    getContext()
-        .getSystem()
-        .receptionist()
-        .tell(Receptionist.deregister(SERVICE_KEY, getContext().getSelf()));
-    getContext()
-        .getSystem()
-        .receptionist()
-        .tell(Receptionist.deregister(serviceKeyOf(run.runId()), getContext().getSelf()));
+    deregister();
     outcomeTo.tell(new Outcome(run.runId(), state, progress(), reason));
     stopping = stopping == null ? new Stop(reason, false) : stopping;
     timers.cancelAll();

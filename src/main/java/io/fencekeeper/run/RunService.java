@@ -3,6 +3,7 @@ package io.fencekeeper.run;
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.WorkItem;
+import io.fencekeeper.node.Stages;
 import io.fencekeeper.run.RunCoordinator.ControlReply;
 import io.fencekeeper.run.RunCoordinator.CreateReply;
 import io.fencekeeper.run.scope.ScopeReader;
@@ -106,13 +107,15 @@ public final class RunService {
 
   private CompletionStage<CreateReply> ask(
       RunRequest request, String scopeId, ScopeSummary summary) {
-    return AskPattern.ask(
-        coordinator,
-        replyTo ->
-            new RunCoordinator.CreateRun(
-                request, scopeId, summary.count(), summary.digest(), replyTo),
-        askTimeout,
-        system.scheduler());
+    return Stages.on(
+        AskPattern.ask(
+            coordinator,
+            replyTo ->
+                new RunCoordinator.CreateRun(
+                    request, scopeId, summary.count(), summary.digest(), replyTo),
+            askTimeout,
+            system.scheduler()),
+        system.executionContext());
   }
 
   /**
@@ -123,11 +126,13 @@ public final class RunService {
    */
   public CompletionStage<Optional<WorkItem.Claimed>> claimNext(
       String runId, String workerId, Duration lease) {
-    return AskPattern.<Receptionist.Command, Receptionist.Listing>ask(
-            system.receptionist(),
-            replyTo -> Receptionist.find(RunDispatcher.serviceKeyOf(runId), replyTo),
-            askTimeout,
-            system.scheduler())
+    return Stages.on(
+            AskPattern.<Receptionist.Command, Receptionist.Listing>ask(
+                system.receptionist(),
+                replyTo -> Receptionist.find(RunDispatcher.serviceKeyOf(runId), replyTo),
+                askTimeout,
+                system.scheduler()),
+            system.executionContext())
         .thenCompose(
             listing -> {
               var dispatchers = listing.getServiceInstances(RunDispatcher.serviceKeyOf(runId));
@@ -143,11 +148,13 @@ public final class RunService {
     if (triesLeft == 0) {
       return CompletableFuture.completedFuture(Optional.empty());
     }
-    return AskPattern.<RunDispatcher.Command, RunDispatcher.WorkBatch>ask(
-            dispatcher,
-            replyTo -> new RunDispatcher.RequestWork(1, true, replyTo),
-            askTimeout,
-            system.scheduler())
+    return Stages.on(
+            AskPattern.<RunDispatcher.Command, RunDispatcher.WorkBatch>ask(
+                dispatcher,
+                replyTo -> new RunDispatcher.RequestWork(1, true, replyTo),
+                askTimeout,
+                system.scheduler()),
+            system.executionContext())
         .thenCompose(
             batch -> {
               if (batch.offers().isEmpty()) {
@@ -187,33 +194,41 @@ public final class RunService {
   }
 
   public CompletionStage<Optional<RunView>> get(String runId) {
-    return AskPattern.<RunCoordinator.Command, RunCoordinator.RunLookup>ask(
-            coordinator,
-            replyTo -> new RunCoordinator.GetRun(runId, replyTo),
-            askTimeout,
-            system.scheduler())
+    return Stages.on(
+            AskPattern.<RunCoordinator.Command, RunCoordinator.RunLookup>ask(
+                coordinator,
+                replyTo -> new RunCoordinator.GetRun(runId, replyTo),
+                askTimeout,
+                system.scheduler()),
+            system.executionContext())
         .thenApply(lookup -> Optional.ofNullable(lookup.run()));
   }
 
   public CompletionStage<List<RunView>> list() {
-    return AskPattern.<RunCoordinator.Command, RunCoordinator.RunList>ask(
-            coordinator, RunCoordinator.ListRuns::new, askTimeout, system.scheduler())
+    return Stages.on(
+            AskPattern.<RunCoordinator.Command, RunCoordinator.RunList>ask(
+                coordinator, RunCoordinator.ListRuns::new, askTimeout, system.scheduler()),
+            system.executionContext())
         .thenApply(RunCoordinator.RunList::runs);
   }
 
   public CompletionStage<ControlReply> resume(String runId, Instant newDeadline) {
-    return AskPattern.ask(
-        coordinator,
-        replyTo -> new RunCoordinator.ResumeRun(runId, newDeadline, replyTo),
-        askTimeout,
-        system.scheduler());
+    return Stages.on(
+        AskPattern.ask(
+            coordinator,
+            replyTo -> new RunCoordinator.ResumeRun(runId, newDeadline, replyTo),
+            askTimeout,
+            system.scheduler()),
+        system.executionContext());
   }
 
   public CompletionStage<ControlReply> cancel(String runId) {
-    return AskPattern.ask(
-        coordinator,
-        replyTo -> new RunCoordinator.CancelRun(runId, replyTo),
-        askTimeout,
-        system.scheduler());
+    return Stages.on(
+        AskPattern.ask(
+            coordinator,
+            replyTo -> new RunCoordinator.CancelRun(runId, replyTo),
+            askTimeout,
+            system.scheduler()),
+        system.executionContext());
   }
 }

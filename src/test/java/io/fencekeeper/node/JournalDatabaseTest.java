@@ -72,7 +72,7 @@ class JournalDatabaseTest {
                 "fencekeeper.db.user", target.user(),
                 "fencekeeper.db.password", target.password()));
     JournalDatabase db = JournalDatabase.from(settings);
-    assertEquals(1, db.migrate(), "first start creates the schema");
+    assertEquals(2, db.migrate(), "first start runs every migration: journal, run items");
     assertEquals(0, db.migrate(), "a restart finds it current");
     Set<String> tables = new HashSet<>();
     Set<String> indexes = new HashSet<>();
@@ -92,7 +92,8 @@ class JournalDatabaseTest {
       }
     }
     assertTrue(
-        tables.containsAll(Set.of("event_journal", "event_tag", "snapshot")), tables.toString());
+        tables.containsAll(Set.of("event_journal", "event_tag", "snapshot", "run_item")),
+        tables.toString());
     assertTrue(indexes.contains("event_tag_tag_idx"), indexes.toString());
   }
 }
