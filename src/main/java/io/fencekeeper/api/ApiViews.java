@@ -55,15 +55,42 @@ final class ApiViews {
     return node;
   }
 
-  /** The caps and the decision the governor applies now. */
-  record GovernorView(int normalCap, int burstCap, int minCap, String decision, String reason) {
+  /**
+   * The caps in force and, for a run, the governor's current decision (mode, cap, reason) and its
+   * recent changes.
+   */
+  record GovernorView(
+      int normalCap,
+      int burstCap,
+      int minCap,
+      String decision,
+      Integer cap,
+      String reason,
+      List<io.fencekeeper.run.RunProgress.GovernorChange> changes) {
     static GovernorView of(GovernorSettings settings) {
       return new GovernorView(
           settings.normalCap(),
           settings.burstCap(),
           settings.minCap(),
-          "normal",
-          "static caps: the adaptive governor is not running yet");
+          null,
+          null,
+          null,
+          List.of());
+    }
+
+    static GovernorView of(
+        GovernorSettings settings, io.fencekeeper.run.RunProgress.GovernorView run) {
+      if (run == null) {
+        return of(settings);
+      }
+      return new GovernorView(
+          settings.normalCap(),
+          settings.burstCap(),
+          settings.minCap(),
+          run.mode().name(),
+          run.cap(),
+          run.reason(),
+          run.changes());
     }
   }
 

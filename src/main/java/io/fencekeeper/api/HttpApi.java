@@ -152,7 +152,12 @@ public final class HttpApi {
             queries,
             blocking,
             metrics,
-            new AtomicReference<>(GovernorSettings.defaults()));
+            // the node's configured caps until the coordinator's (PUT /api/governor) are read
+            new AtomicReference<>(
+                new GovernorSettings(
+                    node.settings().governor().normalCap(),
+                    node.settings().governor().burstCap(),
+                    node.settings().governor().minCap())));
     CompletionStage<ServerBinding> binding =
         Http.get(system).newServerAt(settings.host(), settings.port()).bind(api.route());
     CoordinatedShutdown.get(system)

@@ -1,7 +1,9 @@
 package io.fencekeeper.api;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fencekeeper.run.RunCoordinator;
 import io.fencekeeper.run.RunService;
+import io.fencekeeper.worker.GovernorPolicy;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -51,8 +53,25 @@ final class OpsEndpoints {
   }
 
   CompletionStage<ApiResponse> getGovernor(ApiCall call) {
-    return CompletableFuture.completedFuture(
-        ApiResponse.ok(ApiViews.GovernorView.of(governor.get())));
+    return runs.governor().thenApply(this::governorResponse);
+  }
+
+  /** The caps the coordinator holds, and each running run's decision. */
+  private ApiResponse governorResponse(RunCoordinator.GovernorReply reply) {
+    GovernorSettings caps =
+        new GovernorSettings(
+            reply.settings().normalCap(), reply.settings().burstCap(), reply.settings().minCap());
+    governor.set(caps);
+    Map<String, Object> body = new java.util.LinkedHashMap<>();
+    body.put("normalCap", caps.normalCap());
+    body.put("burstCap", caps.burstCap());
+    body.put("minCap", caps.minCap());
+    Map<String, Object> decisions = new java.util.TreeMap<>();
+    reply
+        .runs()
+        .forEach((runId, view) -> decisions.put(runId, ApiViews.GovernorView.of(caps, view)));
+    body.put("runs", decisions);
+    return ApiResponse.ok(body);
   }
 
   CompletionStage<ApiResponse> putGovernor(ApiCall call) {
@@ -68,9 +87,11 @@ final class OpsEndpoints {
       throw new ApiError(
           422, "invalid_governor", String.join("; ", problems), Map.of("problems", problems));
     }
-    GovernorSettings previous = governor.getAndSet(next);
-    log.info("governor caps changed from {} to {} by an operator", previous, next);
-    return CompletableFuture.completedFuture(ApiResponse.ok(ApiViews.GovernorView.of(next)));
+    log.info("governor caps changed to {} by an operator", next);
+    return runs.setGovernor(
+            GovernorPolicy.Settings.defaults()
+                .withCaps(next.normalCap(), next.burstCap(), next.minCap()))
+        .thenApply(this::governorResponse);
   }
 
   CompletionStage<ApiResponse> metrics(ApiCall call) {

@@ -53,7 +53,7 @@ final class RunEndpoints {
   }
 
   private Object view(RunView run) {
-    return ApiViews.run(mapper, run, ApiViews.GovernorView.of(governor.get()));
+    return ApiViews.run(mapper, run, ApiViews.GovernorView.of(governor.get(), run.governor()));
   }
 
   CompletionStage<ApiResponse> create(ApiCall call) {

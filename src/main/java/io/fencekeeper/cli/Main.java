@@ -10,7 +10,13 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     version = "fencekeeper 0.1.0",
     description = "Lease-fenced nightly reconciliation runs on a Pekko cluster.",
-    subcommands = {RunCommand.class, ServeCommand.class, SimProviderCommand.class})
+    subcommands = {
+      RunCommand.class,
+      ServeCommand.class,
+      SimProviderCommand.class,
+      StatusCommand.class,
+      AuditCommand.class
+    })
 public final class Main implements Runnable {
 
   public static void main(String[] args) {

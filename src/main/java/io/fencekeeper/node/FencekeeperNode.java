@@ -99,6 +99,7 @@ public final class FencekeeperNode implements AutoCloseable {
     private UnaryOperator<ItemGateway> workerGateway = UnaryOperator.identity();
     private Integer workers;
     private GovernorPolicy.Settings governor;
+    private ItemAttempt.AttemptListener attemptListener = ItemAttempt.AttemptListener.NONE;
 
     private Builder(Config config) {
       this.config = config;
@@ -119,6 +120,12 @@ public final class FencekeeperNode implements AutoCloseable {
     /** Wraps the gateway the workers use, e.g. to inject a failed status write. */
     public Builder workerGateway(UnaryOperator<ItemGateway> decorator) {
       this.workerGateway = decorator;
+      return this;
+    }
+
+    /** Observes every provider call and reconciliation (metrics). */
+    public Builder attemptListener(ItemAttempt.AttemptListener listener) {
+      this.attemptListener = listener;
       return this;
     }
 
@@ -211,7 +218,7 @@ public final class FencekeeperNode implements AutoCloseable {
               system.scheduler(),
               system.executionContext(),
               Backoff.defaults(),
-              ItemAttempt.AttemptListener.NONE);
+              b.attemptListener);
       system.systemActorOf(
           WorkerPool.create(workers, system.address().toString(), attemptContext),
           "worker-pool",
