@@ -1,5 +1,6 @@
 package io.fencekeeper.cli;
 
+import io.fencekeeper.bench.BenchCommand;
 import io.fencekeeper.provider.sim.SimProviderCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -15,7 +16,8 @@ import picocli.CommandLine.Command;
       ServeCommand.class,
       SimProviderCommand.class,
       StatusCommand.class,
-      AuditCommand.class
+      AuditCommand.class,
+      BenchCommand.class
     })
 public final class Main implements Runnable {
 
