@@ -2,6 +2,7 @@ package io.fencekeeper.api;
 
 import io.fencekeeper.provider.ProviderError;
 import io.fencekeeper.run.RunView;
+import io.fencekeeper.worker.GovernorPolicy;
 import io.fencekeeper.worker.ItemAttempt;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
@@ -37,6 +38,8 @@ public final class ApiMetrics implements ItemAttempt.AttemptListener {
   private final MultiGauge itemsByStatus;
   private final MultiGauge backlogAge;
   private final MultiGauge runUp;
+  private final MultiGauge governorRunCap;
+  private final MultiGauge governorMode;
 
   public ApiMetrics() {
     itemsByStatus =
@@ -53,6 +56,14 @@ public final class ApiMetrics implements ItemAttempt.AttemptListener {
         MultiGauge.builder("fencekeeper.run.running")
             .description("1 while the run is RUNNING, 0 once it ended")
             .register(registry);
+    governorRunCap =
+        MultiGauge.builder("fencekeeper.governor.run.cap")
+            .description("Items of a run the governor lets be in flight across the cluster")
+            .register(registry);
+    governorMode =
+        MultiGauge.builder("fencekeeper.governor.mode")
+            .description("1 for the governor's current decision of a run, 0 for the others")
+            .register(registry);
   }
 
   /** Called before each scrape with the coordinator's current view of every run. */
@@ -60,6 +71,8 @@ public final class ApiMetrics implements ItemAttempt.AttemptListener {
     List<MultiGauge.Row<?>> statusRows = new ArrayList<>();
     List<MultiGauge.Row<?>> ageRows = new ArrayList<>();
     List<MultiGauge.Row<?>> upRows = new ArrayList<>();
+    List<MultiGauge.Row<?>> capRows = new ArrayList<>();
+    List<MultiGauge.Row<?>> modeRows = new ArrayList<>();
     for (RunView view : views) {
       runs.put(view.runId(), view);
       Tags run = Tags.of("run", view.runId());
@@ -75,6 +88,20 @@ public final class ApiMetrics implements ItemAttempt.AttemptListener {
       }
       ageRows.add(MultiGauge.Row.of(run, view.backlogAgeSeconds()));
       upRows.add(MultiGauge.Row.of(run, view.state().ended() ? 0 : 1));
+      if (view.governor() != null && !view.state().ended()) {
+        capRows.add(MultiGauge.Row.of(run, view.governor().cap()));
+        for (GovernorPolicy.Mode mode : GovernorPolicy.Mode.values()) {
+          modeRows.add(
+              MultiGauge.Row.of(
+                  run.and("mode", mode.name().toLowerCase(java.util.Locale.ROOT)),
+                  view.governor().mode() == mode ? 1 : 0));
+        }
+      }
+      runCounter(
+          "fencekeeper.provider.throttled.answers",
+          view.runId(),
+          "Throttled provider answers (429 / Retry-After) met by a run's workers",
+          v -> v.throttledAnswers());
       runCounter(
           "fencekeeper.stale.rejections",
           view.runId(),
@@ -94,6 +121,8 @@ public final class ApiMetrics implements ItemAttempt.AttemptListener {
     itemsByStatus.register(statusRows, true);
     backlogAge.register(ageRows, true);
     runUp.register(upRows, true);
+    governorRunCap.register(capRows, true);
+    governorMode.register(modeRows, true);
   }
 
   private void runCounter(String name, String runId, String help, ToDoubleFunction<RunView> value) {

@@ -17,7 +17,7 @@ import java.time.Instant;
  *   <tr><td>stale claims or lease expiries above the threshold</td>
  *       <td>ALERT_STALE: raise an alert, never add capacity</td></tr>
  *   <tr><td>projected finish too close to the deadline</td>
- *       <td>BURST: additive increase up to the burst cap</td></tr>
+ *       <td>BURST: doubling up to the burst cap</td></tr>
  *   <tr><td>otherwise</td><td>NORMAL: additive increase back to the normal cap</td></tr>
  * </table>
  */
@@ -137,8 +137,9 @@ public final class GovernorPolicy {
               + held,
           previous.lastDecrease());
     }
-    if (deadlineAtRisk(settings, signals)) {
-      int raised = Math.min(settings.burstCap(), cap + Math.max(1, settings.normalCap() / 4));
+    if (deadlineAtRisk(settings, signals, signals.itemsPerSecond())) {
+      // a deadline does not wait for additive increase: double, bounded by the burst cap
+      int raised = Math.min(settings.burstCap(), Math.max(cap + 1, cap * 2));
       return new Decision(
           Mode.BURST,
           raised,
@@ -152,8 +153,24 @@ public final class GovernorPolicy {
               + raised,
           previous.lastDecrease());
     }
+    if (cap > settings.normalCap()
+        && deadlineAtRisk(
+            settings, signals, signals.itemsPerSecond() * settings.normalCap() / cap)) {
+      // the burst is what keeps the run on time: dropping to the normal cap would miss it again
+      return new Decision(
+          Mode.BURST,
+          cap,
+          "burst holds at "
+              + cap
+              + ": at the normal cap "
+              + settings.normalCap()
+              + " the projected finish would miss the deadline "
+              + signals.deadline(),
+          previous.lastDecrease());
+    }
     int target = settings.normalCap();
-    int next = cap < target ? cap + 1 : target;
+    // back towards normal one step at a time, from below (after throttling) or from above (burst)
+    int next = cap < target ? cap + 1 : cap > target ? cap - Math.max(1, (cap - target) / 2) : cap;
     String reason =
         next == previous.cap() && previous.mode() == Mode.NORMAL
             ? previous.reason()
@@ -165,15 +182,15 @@ public final class GovernorPolicy {
    * At risk when the projected finish falls after the part of the remaining time the margin allows
    * (by default 90 %); with nothing finished yet, only once a tenth of the time has gone by.
    */
-  static boolean deadlineAtRisk(Settings settings, Signals signals) {
+  static boolean deadlineAtRisk(Settings settings, Signals signals, double itemsPerSecond) {
     if (signals.remainingItems() == 0 || !signals.now().isBefore(signals.deadline())) {
       return false;
     }
     long remainingMillis = Duration.between(signals.now(), signals.deadline()).toMillis();
-    if (signals.itemsPerSecond() <= 0) {
+    if (itemsPerSecond <= 0) {
       return signals.backlogAgeSeconds() * 1000 > remainingMillis * 0.1;
     }
-    double neededMillis = signals.remainingItems() / signals.itemsPerSecond() * 1000;
+    double neededMillis = signals.remainingItems() / itemsPerSecond * 1000;
     return neededMillis > remainingMillis * settings.deadlineMargin();
   }
 

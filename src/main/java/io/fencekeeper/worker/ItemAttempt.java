@@ -39,6 +39,13 @@ public final class ItemAttempt {
   /** How many provider retries one attempt makes under its lease before handing the item back. */
   static final int RETRIES_PER_ATTEMPT = 3;
 
+  /**
+   * Throttling is the provider asking us to wait, not a failure of the item: an attempt keeps its
+   * lease (renewing it) and waits many times before it hands the item back, so a throttling
+   * provider does not use up the item's attempts.
+   */
+  static final int THROTTLED_RETRIES_PER_ATTEMPT = 30;
+
   /** Everything an attempt needs that is the same for all attempts of a worker pool. */
   public record Context(
       ItemGateway items,
@@ -236,7 +243,11 @@ public final class ItemAttempt {
     }
     Instant resumeAt = ctx.clock().instant().plus(delay);
     boolean leaseAllows = resumeAt.isBefore(leaseExpiresAt.minus(safetyMargin()));
-    if (retry + 1 >= RETRIES_PER_ATTEMPT || !leaseAllows) {
+    int limit =
+        error instanceof ProviderError.Throttled
+            ? THROTTLED_RETRIES_PER_ATTEMPT
+            : RETRIES_PER_ATTEMPT;
+    if (retry + 1 >= limit || !leaseAllows) {
       return fail(error.message(), true, delay);
     }
     return after(delay).thenCompose(ignored -> again.get());

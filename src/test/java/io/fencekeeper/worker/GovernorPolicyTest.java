@@ -45,6 +45,21 @@ class GovernorPolicyTest {
   }
 
   @Test
+  void burstHoldsWhileTheNormalCapWouldMissTheDeadlineAndStepsDownWhenNot() {
+    Decision burst = new Decision(Mode.BURST, 64, "burst", null);
+    // at 64 in flight 60 items/s finish 100,000 in 28 min of a 60 min window; at 16, 110 min
+    Signals onTimeOnlyWithBurst =
+        new Signals(NOW, NOW.plus(Duration.ofHours(1)), 100_000, 60, 1, 0, 0);
+    Decision held = GovernorPolicy.decide(SETTINGS, burst, onTimeOnlyWithBurst);
+    assertEquals(Mode.BURST, held.mode());
+    assertEquals(64, held.cap());
+    // plenty of time even at the normal cap: step down gradually, not off a cliff
+    Decision down = GovernorPolicy.decide(SETTINGS, burst, healthy());
+    assertEquals(Mode.NORMAL, down.mode());
+    assertEquals(40, down.cap());
+  }
+
+  @Test
   void throttlingHalvesTheCapOncePerCooldownAndNeverBelowTheMinimum() {
     Decision d = Decision.initial(SETTINGS);
     Signals throttled = new Signals(NOW, DEADLINE, 1000, 100, 0.5, 12, 0);
