@@ -7,6 +7,8 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import org.apache.pekko.management.javadsl.PekkoManagement;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -23,6 +25,8 @@ public final class ServeCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     FencekeeperNode node =
         FencekeeperNode.start(NodeConfig.load(Optional.ofNullable(config), Map.of()));
+    // read-only management (route-providers-read-only): /health/ready, /cluster/members
+    PekkoManagement.get(node.system()).start().toCompletableFuture().get(30, TimeUnit.SECONDS);
     node.awaitUp(Duration.ofSeconds(60));
     System.err.println(
         "fencekeeper node up: " + node.system().address() + " journal " + node.database().kind());
