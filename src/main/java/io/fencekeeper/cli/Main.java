@@ -1,5 +1,6 @@
 package io.fencekeeper.cli;
 
+import io.fencekeeper.bench.BenchCommand;
 import io.fencekeeper.provider.sim.SimProviderCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -10,7 +11,14 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     version = "fencekeeper 0.1.0",
     description = "Lease-fenced nightly reconciliation runs on a Pekko cluster.",
-    subcommands = {RunCommand.class, ServeCommand.class, SimProviderCommand.class})
+    subcommands = {
+      RunCommand.class,
+      ServeCommand.class,
+      SimProviderCommand.class,
+      StatusCommand.class,
+      AuditCommand.class,
+      BenchCommand.class
+    })
 public final class Main implements Runnable {
 
   public static void main(String[] args) {

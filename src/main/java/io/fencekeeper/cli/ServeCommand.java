@@ -1,18 +1,28 @@
 package io.fencekeeper.cli;
 
+import com.typesafe.config.Config;
+import io.fencekeeper.api.ApiMetrics;
+import io.fencekeeper.api.ApiSettings;
+import io.fencekeeper.api.HttpApi;
+import io.fencekeeper.api.ManagementStarter;
+import io.fencekeeper.api.MeteredItemGateway;
 import io.fencekeeper.node.FencekeeperNode;
 import io.fencekeeper.node.NodeConfig;
+import io.fencekeeper.node.NodeSettings;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
-import org.apache.pekko.management.javadsl.PekkoManagement;
+import org.apache.pekko.http.javadsl.ServerBinding;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** A long-running node; SIGTERM runs Pekko's coordinated shutdown through the JVM hook. */
+/**
+ * A long-running node with its HTTP API and Pekko Management; SIGTERM runs Pekko's coordinated
+ * shutdown through the JVM hook.
+ */
 @Command(name = "serve", description = "Start a long-running node from a config file.")
 public final class ServeCommand implements Callable<Integer> {
 
@@ -23,13 +33,35 @@ public final class ServeCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    Config resolved = NodeConfig.load(Optional.ofNullable(config), Map.of());
+    // refuse to start on a non-loopback address without a token, before anything is bound
+    ApiSettings api;
+    try {
+      api = ApiSettings.from(NodeSettings.from(resolved));
+    } catch (IllegalArgumentException e) {
+      System.err.println("fencekeeper node not started: " + e.getMessage());
+      return 78;
+    }
+    ApiMetrics metrics = new ApiMetrics();
     FencekeeperNode node =
-        FencekeeperNode.start(NodeConfig.load(Optional.ofNullable(config), Map.of()));
-    // read-only management (route-providers-read-only): /health/ready, /cluster/members
-    PekkoManagement.get(node.system()).start().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        FencekeeperNode.builder(resolved)
+            .workerGateway(items -> new MeteredItemGateway(items, metrics, "worker"))
+            .attemptListener(metrics)
+            .start();
     node.awaitUp(Duration.ofSeconds(60));
+    ServerBinding http =
+        HttpApi.start(node, api, metrics).toCompletableFuture().get(30, TimeUnit.SECONDS);
+    var management =
+        ManagementStarter.start(node.system()).toCompletableFuture().get(30, TimeUnit.SECONDS);
     System.err.println(
-        "fencekeeper node up: " + node.system().address() + " journal " + node.database().kind());
+        "fencekeeper node up: "
+            + node.system().address()
+            + ", journal "
+            + node.database().kind()
+            + ", HTTP API "
+            + http.localAddress()
+            + ", management "
+            + management);
     node.system().getWhenTerminated().toCompletableFuture().join();
     return 0;
   }

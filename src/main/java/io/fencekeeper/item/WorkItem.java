@@ -11,10 +11,12 @@ import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
 import org.apache.pekko.cluster.sharding.typed.javadsl.Entity;
 import org.apache.pekko.cluster.sharding.typed.javadsl.EntityTypeKey;
 import org.apache.pekko.persistence.typed.PersistenceId;
+import org.apache.pekko.persistence.typed.SnapshotSelectionCriteria;
 import org.apache.pekko.persistence.typed.javadsl.CommandHandlerWithReply;
 import org.apache.pekko.persistence.typed.javadsl.CommandHandlerWithReplyBuilder;
 import org.apache.pekko.persistence.typed.javadsl.EventHandler;
 import org.apache.pekko.persistence.typed.javadsl.EventSourcedBehaviorWithEnforcedReplies;
+import org.apache.pekko.persistence.typed.javadsl.Recovery;
 import org.apache.pekko.persistence.typed.javadsl.ReplyEffect;
 
 /**
@@ -432,6 +434,16 @@ public final class WorkItem
 
   // ---------------------------------------------------------------------------------------------
   // Command handlers
+
+  /**
+   * A WorkItem never saves snapshots, so recovery need not ask the snapshot store: with no criteria
+   * the store answers "none" without a query, and recovery replays the journal from the start
+   * (invariant 5 unchanged). Saves one database round trip per entity start.
+   */
+  @Override
+  public Recovery recovery() {
+    return Recovery.withSnapshotSelectionCriteria(SnapshotSelectionCriteria.none());
+  }
 
   @Override
   public State emptyState() {

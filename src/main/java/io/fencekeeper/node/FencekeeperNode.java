@@ -18,6 +18,7 @@ import io.fencekeeper.run.schedule.ScheduleKeeper;
 import io.fencekeeper.run.scope.ScopeReader;
 import io.fencekeeper.run.scope.SqlSource;
 import io.fencekeeper.worker.Backoff;
+import io.fencekeeper.worker.GovernorPolicy;
 import io.fencekeeper.worker.ItemAttempt;
 import io.fencekeeper.worker.WorkerPool;
 import java.net.URI;
@@ -97,6 +98,8 @@ public final class FencekeeperNode implements AutoCloseable {
     private Provider provider;
     private UnaryOperator<ItemGateway> workerGateway = UnaryOperator.identity();
     private Integer workers;
+    private GovernorPolicy.Settings governor;
+    private ItemAttempt.AttemptListener attemptListener = ItemAttempt.AttemptListener.NONE;
 
     private Builder(Config config) {
       this.config = config;
@@ -117,6 +120,18 @@ public final class FencekeeperNode implements AutoCloseable {
     /** Wraps the gateway the workers use, e.g. to inject a failed status write. */
     public Builder workerGateway(UnaryOperator<ItemGateway> decorator) {
       this.workerGateway = decorator;
+      return this;
+    }
+
+    /** Observes every provider call and reconciliation (metrics). */
+    public Builder attemptListener(ItemAttempt.AttemptListener listener) {
+      this.attemptListener = listener;
+      return this;
+    }
+
+    /** Governor limits instead of {@code fencekeeper.governor}. */
+    public Builder governor(GovernorPolicy.Settings governor) {
+      this.governor = governor;
       return this;
     }
 
@@ -170,7 +185,13 @@ public final class FencekeeperNode implements AutoCloseable {
     ItemGateway items = new ShardedItems(system, Duration.ofSeconds(15));
     RunDispatcher.Dependencies dispatcherDeps =
         new RunDispatcher.Dependencies(
-            b.clock, runItems, items, blocking, settings.lease(), Duration.ofSeconds(5));
+            b.clock,
+            runItems,
+            items,
+            blocking,
+            settings.lease(),
+            Duration.ofSeconds(5),
+            b.governor != null ? b.governor : settings.governor());
     ActorRef<RunCoordinator.Command> coordinator =
         RunCoordinator.initSingleton(system, dispatcherDeps);
     RunService runs =
@@ -197,7 +218,7 @@ public final class FencekeeperNode implements AutoCloseable {
               system.scheduler(),
               system.executionContext(),
               Backoff.defaults(),
-              ItemAttempt.AttemptListener.NONE);
+              b.attemptListener);
       system.systemActorOf(
           WorkerPool.create(workers, system.address().toString(), attemptContext),
           "worker-pool",

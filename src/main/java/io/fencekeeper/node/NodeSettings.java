@@ -1,6 +1,7 @@
 package io.fencekeeper.node;
 
 import com.typesafe.config.Config;
+import io.fencekeeper.worker.GovernorPolicy;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
@@ -21,7 +22,8 @@ public record NodeSettings(
     Duration lease,
     Duration maxLease,
     int workers,
-    List<String> seedNodes) {
+    List<String> seedNodes,
+    GovernorPolicy.Settings governor) {
 
   public static NodeSettings from(Config config) {
     Config fk = config.getConfig("fencekeeper");
@@ -42,6 +44,11 @@ public record NodeSettings(
         Arrays.stream(fk.getString("seed-nodes").split(","))
             .map(String::trim)
             .filter(s -> !s.isEmpty())
-            .toList());
+            .toList(),
+        GovernorPolicy.Settings.defaults()
+            .withCaps(
+                fk.getInt("governor.normal-cap"),
+                fk.getInt("governor.burst-cap"),
+                fk.getInt("governor.min-cap")));
   }
 }

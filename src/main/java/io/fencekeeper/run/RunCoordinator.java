@@ -1,6 +1,7 @@
 package io.fencekeeper.run;
 
 import io.fencekeeper.CborSerializable;
+import io.fencekeeper.worker.GovernorPolicy;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -80,6 +81,17 @@ public final class RunCoordinator
 
   public record CancelRun(String runId, ActorRef<ControlReply> replyTo) implements Command {}
 
+  /** New cluster-wide governor limits: journaled, then pushed to every running dispatcher. */
+  public record SetGovernor(GovernorPolicy.Settings settings, ActorRef<GovernorReply> replyTo)
+      implements Command {}
+
+  public record GetGovernor(ActorRef<GovernorReply> replyTo) implements Command {}
+
+  /** The limits in force, and each running run's current decision. */
+  public record GovernorReply(
+      GovernorPolicy.Settings settings, Map<String, RunProgress.GovernorView> runs)
+      implements CborSerializable {}
+
   record Tick() implements Command {}
 
   record ProgressReported(RunDispatcher.Report report) implements Command {}
@@ -119,6 +131,8 @@ public final class RunCoordinator
   public record RunResumed(String runId, Instant newDeadline, Instant at) implements Event {}
 
   public record CancelRequested(String runId, Instant at) implements Event {}
+
+  public record GovernorChanged(GovernorPolicy.Settings settings, Instant at) implements Event {}
 
   /** One run as the coordinator remembers it. */
   public record RunRecord(
@@ -189,11 +203,17 @@ public final class RunCoordinator
     }
   }
 
-  public record State(Map<String, RunRecord> runs) implements CborSerializable {
+  /** {@code governor} is null until an operator changes the limits: the node's defaults apply. */
+  public record State(Map<String, RunRecord> runs, GovernorPolicy.Settings governor)
+      implements CborSerializable {
     State with(RunRecord record) {
       Map<String, RunRecord> next = new TreeMap<>(runs);
       next.put(record.runId(), record);
-      return new State(next);
+      return new State(next, governor);
+    }
+
+    State withGovernor(GovernorPolicy.Settings settings) {
+      return new State(runs, settings);
     }
   }
 
@@ -204,6 +224,7 @@ public final class RunCoordinator
   private final Clock clock;
   private final Map<String, ActorRef<RunDispatcher.Command>> dispatchers = new HashMap<>();
   private final Map<String, RunProgress> progress = new HashMap<>();
+  private final GovernorPolicy.Settings defaultGovernor;
   private final ActorRef<RunDispatcher.Report> progressAdapter;
   private final ActorRef<RunDispatcher.Outcome> outcomeAdapter;
 
@@ -213,6 +234,7 @@ public final class RunCoordinator
     this.ctx = ctx;
     this.deps = deps;
     this.clock = deps.clock();
+    this.defaultGovernor = deps.governor();
     this.progressAdapter = ctx.messageAdapter(RunDispatcher.Report.class, ProgressReported::new);
     this.outcomeAdapter = ctx.messageAdapter(RunDispatcher.Outcome.class, DispatcherFinished::new);
     timers.startTimerWithFixedDelay(new Tick(), Duration.ofMillis(250));
@@ -220,7 +242,7 @@ public final class RunCoordinator
 
   @Override
   public State emptyState() {
-    return new State(new TreeMap<>());
+    return new State(new TreeMap<>(), null);
   }
 
   @Override
@@ -238,7 +260,7 @@ public final class RunCoordinator
               for (RunRecord run : state.runs().values()) {
                 if (run.state() == RunState.RUNNING) {
                   // continue where the previous coordinator stopped: the items are the truth
-                  startDispatcher(run, run.resumes() > 0);
+                  startDispatcher(run, run.resumes() > 0, governor(state));
                   if (run.cancelRequested()) {
                     dispatchers.get(run.runId()).tell(new RunDispatcher.Stop("cancelled", true));
                   }
@@ -264,6 +286,9 @@ public final class RunCoordinator
                         new RunList(state.runs().values().stream().map(this::view).toList())))
         .onCommand(ResumeRun.class, this::onResume)
         .onCommand(CancelRun.class, this::onCancel)
+        .onCommand(SetGovernor.class, this::onSetGovernor)
+        .onCommand(
+            GetGovernor.class, (state, cmd) -> Effect().reply(cmd.replyTo(), governorReply(state)))
         .onCommand(Tick.class, this::onTick)
         .onCommand(ProgressReported.class, this::onProgress)
         .onCommand(DispatcherFinished.class, this::onFinished)
@@ -311,7 +336,7 @@ public final class RunCoordinator
                       run.runId(),
                       run.itemCount(),
                       run.deadline());
-              startDispatcher(run, false);
+              startDispatcher(run, false, governor(s));
             })
         .thenReply(cmd.replyTo(), s -> new Created(view(s.runs().get(request.runId()))));
   }
@@ -347,7 +372,7 @@ public final class RunCoordinator
               RunRecord resumed = s.runs().get(run.runId());
               ctx.getLog().info("run {} resumed with deadline {}", run.runId(), resumed.deadline());
               progress.remove(run.runId());
-              startDispatcher(resumed, true);
+              startDispatcher(resumed, true, governor(s));
             })
         .thenReply(cmd.replyTo(), s -> new ControlAccepted(view(s.runs().get(run.runId()))));
   }
@@ -374,6 +399,37 @@ public final class RunCoordinator
               }
             })
         .thenReply(cmd.replyTo(), s -> new ControlAccepted(view(s.runs().get(run.runId()))));
+  }
+
+  private ReplyEffect<Event, State> onSetGovernor(State state, SetGovernor cmd) {
+    return Effect()
+        .persist(new GovernorChanged(cmd.settings(), clock.instant()))
+        .thenRun(
+            s -> {
+              ctx.getLog().info("governor limits changed to {}", cmd.settings());
+              dispatchers
+                  .values()
+                  .forEach(d -> d.tell(new RunDispatcher.GovernorChanged(cmd.settings())));
+            })
+        .thenReply(cmd.replyTo(), this::governorReply);
+  }
+
+  private GovernorReply governorReply(State state) {
+    Map<String, RunProgress.GovernorView> views = new TreeMap<>();
+    state.runs().values().stream()
+        .filter(run -> run.state() == RunState.RUNNING)
+        .forEach(
+            run -> {
+              RunProgress p = progress.get(run.runId());
+              if (p != null && p.governor() != null) {
+                views.put(run.runId(), p.governor());
+              }
+            });
+    return new GovernorReply(governor(state), views);
+  }
+
+  private GovernorPolicy.Settings governor(State state) {
+    return state.governor() != null ? state.governor() : defaultGovernor;
   }
 
   private ReplyEffect<Event, State> onTick(State state, Tick tick) {
@@ -427,7 +483,8 @@ public final class RunCoordinator
         .thenNoReply();
   }
 
-  private void startDispatcher(RunRecord run, boolean resume) {
+  private void startDispatcher(
+      RunRecord run, boolean resume, GovernorPolicy.Settings governorSettings) {
     ActorRef<RunDispatcher.Command> previous = dispatchers.remove(run.runId());
     if (previous != null) {
       ctx.stop(previous);
@@ -439,7 +496,10 @@ public final class RunCoordinator
             + run.resumes();
     dispatchers.put(
         run.runId(),
-        ctx.spawn(RunDispatcher.create(run, resume, deps, progressAdapter, outcomeAdapter), name));
+        ctx.spawn(
+            RunDispatcher.create(
+                run, resume, governorSettings, deps, progressAdapter, outcomeAdapter),
+            name));
   }
 
   private RunLookup lookup(State state, String runId) {
@@ -474,7 +534,9 @@ public final class RunCoordinator
         p.projectedFinish(),
         p.staleRejections(),
         p.leaseExpiries(),
-        p.reconciliations());
+        p.reconciliations(),
+        p.throttledAnswers(),
+        p.governor());
   }
 
   @Override
@@ -503,6 +565,7 @@ public final class RunCoordinator
         .onEvent(
             CancelRequested.class,
             (state, e) -> state.with(state.runs().get(e.runId()).withCancelRequested()))
+        .onEvent(GovernorChanged.class, (state, e) -> state.withGovernor(e.settings()))
         .build();
   }
 }

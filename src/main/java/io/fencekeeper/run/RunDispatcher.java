@@ -5,6 +5,7 @@ import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.worker.AttemptResult;
+import io.fencekeeper.worker.GovernorPolicy;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -72,8 +73,11 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
     return ServiceKey.create(Command.class, "run-dispatcher:" + runId);
   }
 
-  /** A pool reports how the attempt at item {@code seq} ended. */
-  public record Settled(int seq, AttemptResult result) implements Command {}
+  /** A pool reports how the attempt at item {@code seq} ended, and how often it was throttled. */
+  public record Settled(int seq, AttemptResult result, int throttles) implements Command {}
+
+  /** New governor limits from the coordinator ({@code PUT /api/governor}). */
+  public record GovernorChanged(GovernorPolicy.Settings settings) implements Command {}
 
   /** From the coordinator: stop dispatching and close what is open. */
   public record Stop(String reason, boolean cancel) implements Command {}
@@ -111,7 +115,8 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
       ItemGateway items,
       Executor blocking,
       Duration lease,
-      Duration offerGrace) {}
+      Duration offerGrace,
+      GovernorPolicy.Settings governor) {}
 
   private record Ref(int seq, String itemId) {}
 
@@ -120,6 +125,7 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
   public static Behavior<Command> create(
       RunCoordinator.RunRecord run,
       boolean resume,
+      GovernorPolicy.Settings governor,
       Dependencies deps,
       ActorRef<Report> progressTo,
       ActorRef<Outcome> outcomeTo) {
@@ -127,7 +133,8 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
         ctx ->
             Behaviors.withTimers(
                 timers ->
-                    new RunDispatcher(ctx, timers, run, resume, deps, progressTo, outcomeTo)));
+                    new RunDispatcher(
+                        ctx, timers, run, resume, governor, deps, progressTo, outcomeTo)));
   }
 
   private final TimerScheduler<Command> timers;
@@ -158,6 +165,15 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
   private final Instant startedAt;
   private final ArrayDeque<long[]> rateSamples = new ArrayDeque<>();
 
+  // the governor: the cluster-wide cap on items handed out (each is at most one provider call)
+  private GovernorPolicy.Settings governorSettings;
+  private GovernorPolicy.Decision decision;
+  private Instant lastDecisionAt;
+  private long throttledInWindow;
+  private long staleInWindow;
+  private long throttledAnswers;
+  private final ArrayDeque<RunProgress.GovernorChange> governorChanges = new ArrayDeque<>();
+
   // stopping
   private Stop stopping;
   private boolean finished;
@@ -171,10 +187,13 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
       TimerScheduler<Command> timers,
       RunCoordinator.RunRecord run,
       boolean resume,
+      GovernorPolicy.Settings governor,
       Dependencies deps,
       ActorRef<Report> progressTo,
       ActorRef<Outcome> outcomeTo) {
     super(ctx);
+    this.governorSettings = governor;
+    this.decision = GovernorPolicy.Decision.initial(governor);
     this.timers = timers;
     this.run = run;
     this.resume = resume;
@@ -188,6 +207,7 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
         .receptionist()
         .tell(Receptionist.register(serviceKeyOf(run.runId()), ctx.getSelf()));
     timers.startTimerWithFixedDelay(new Tick(), Duration.ofMillis(200));
+    logDecision(decision);
     loadMore();
   }
 
@@ -203,6 +223,7 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
         .onMessage(Stop.class, this::onStop)
         .onMessage(ClosePageLoaded.class, this::onClosePageLoaded)
         .onMessage(CloseAnswered.class, this::onCloseAnswered)
+        .onMessage(GovernorChanged.class, this::onGovernorChanged)
         .build();
   }
 
@@ -226,11 +247,12 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
       return; // past the deadline nothing new starts; the coordinator's stop follows
     }
     releaseDueWaiting();
-    while (!demand.isEmpty() && !ready.isEmpty()) {
+    while (!demand.isEmpty() && !ready.isEmpty() && offered.size() < decision.cap()) {
       RequestWork request = demand.poll();
-      List<WorkOffer> offers = new ArrayList<>(Math.min(request.max(), ready.size()));
+      int allowed = Math.min(request.max(), decision.cap() - offered.size());
+      List<WorkOffer> offers = new ArrayList<>(Math.min(allowed, ready.size()));
       Instant now = deps.clock().instant();
-      while (offers.size() < request.max() && !ready.isEmpty()) {
+      while (offers.size() < allowed && !ready.isEmpty()) {
         Ref ref = ready.poll();
         if (status[ref.seq()] != READY && status[ref.seq()] != WAITING) {
           continue; // settled meanwhile (a report from an older offer)
@@ -356,12 +378,15 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
       return this;
     }
     int seq = settled.seq();
+    throttledInWindow += settled.throttles();
+    throttledAnswers += settled.throttles();
     Ref ref = offered.remove(seq);
     offeredAt.remove(seq);
     AttemptResult result = settled.result();
     if (result instanceof AttemptResult.Done d) {
       if (d.afterTakeover()) {
         leaseExpiries++;
+        staleInWindow++;
       }
       if (d.reconciled()) {
         reconciliations++;
@@ -381,6 +406,7 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
       } else {
         if (result instanceof AttemptResult.Lost) {
           staleRejections++;
+          staleInWindow++;
         }
         // lost or no answer: whoever holds it now reports, or its lease runs out
         at = now.plus(deps.lease());
@@ -481,11 +507,71 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
       rateSamples.pollFirst();
     }
     flushStatusCache();
+    govern();
     progressTo.tell(new Report(run.runId(), progress()));
     if (stopping == null) {
       serveDemand();
       checkFinished();
     }
+    return this;
+  }
+
+  // --- the governor ------------------------------------------------------------------------------
+
+  private void govern() {
+    Instant now = deps.clock().instant();
+    if (stopping != null
+        || (lastDecisionAt != null && now.isBefore(lastDecisionAt.plusSeconds(1)))) {
+      return;
+    }
+    lastDecisionAt = now;
+    RunProgress p = progress();
+    GovernorPolicy.Decision next =
+        GovernorPolicy.decide(
+            governorSettings,
+            decision,
+            new GovernorPolicy.Signals(
+                now,
+                run.deadline(),
+                p.counts().pending() + p.counts().leased(),
+                p.itemsPerSecond(),
+                p.backlogAgeSeconds(),
+                throttledInWindow,
+                staleInWindow));
+    throttledInWindow = 0;
+    staleInWindow = 0;
+    boolean changed =
+        next.mode() != decision.mode()
+            || (next.cap() != decision.cap() && next.mode() != GovernorPolicy.Mode.NORMAL);
+    decision = next;
+    if (changed) {
+      logDecision(next);
+    }
+    serveDemand();
+  }
+
+  /** Every decision that changes the mode (or moves the cap outside NORMAL) is logged once. */
+  private void logDecision(GovernorPolicy.Decision d) {
+    getContext()
+        .getLog()
+        .info("run {}: governor {} cap {}: {}", run.runId(), d.mode(), d.cap(), d.reason());
+    governorChanges.add(
+        new RunProgress.GovernorChange(deps.clock().instant(), d.mode(), d.cap(), d.reason()));
+    while (governorChanges.size() > 50) {
+      governorChanges.pollFirst();
+    }
+  }
+
+  private Behavior<Command> onGovernorChanged(GovernorChanged changed) {
+    governorSettings = changed.settings();
+    int cap =
+        Math.max(
+            changed.settings().minCap(), Math.min(decision.cap(), changed.settings().burstCap()));
+    decision =
+        new GovernorPolicy.Decision(
+            decision.mode(), cap, "caps changed to " + changed.settings(), decision.lastDecrease());
+    logDecision(decision);
+    serveDemand();
     return this;
   }
 
@@ -531,7 +617,16 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
       }
     }
     return new RunProgress(
-        counts, backlogAge, rate, projected, staleRejections, leaseExpiries, reconciliations);
+        counts,
+        backlogAge,
+        rate,
+        projected,
+        staleRejections,
+        leaseExpiries,
+        reconciliations,
+        throttledAnswers,
+        new RunProgress.GovernorView(
+            decision.mode(), decision.cap(), decision.reason(), List.copyOf(governorChanges)));
   }
 
   // --- stopping: deadline, cancel, too many failures

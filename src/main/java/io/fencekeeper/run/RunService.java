@@ -170,7 +170,7 @@ public final class RunService {
                         }
                         // not claimable after all: let the dispatcher know, try the next one
                         dispatcher.tell(
-                            new RunDispatcher.Settled(offer.seq(), settledAs(reply, lease)));
+                            new RunDispatcher.Settled(offer.seq(), settledAs(reply, lease), 0));
                         return claimFrom(dispatcher, workerId, lease, triesLeft - 1);
                       });
             });
@@ -219,6 +219,25 @@ public final class RunService {
             replyTo -> new RunCoordinator.ResumeRun(runId, newDeadline, replyTo),
             askTimeout,
             system.scheduler()),
+        system.executionContext());
+  }
+
+  /** Changes the cluster-wide governor limits; validated by the settings record itself. */
+  public CompletionStage<RunCoordinator.GovernorReply> setGovernor(
+      io.fencekeeper.worker.GovernorPolicy.Settings settings) {
+    return Stages.on(
+        AskPattern.<RunCoordinator.Command, RunCoordinator.GovernorReply>ask(
+            coordinator,
+            replyTo -> new RunCoordinator.SetGovernor(settings, replyTo),
+            askTimeout,
+            system.scheduler()),
+        system.executionContext());
+  }
+
+  public CompletionStage<RunCoordinator.GovernorReply> governor() {
+    return Stages.on(
+        AskPattern.<RunCoordinator.Command, RunCoordinator.GovernorReply>ask(
+            coordinator, RunCoordinator.GetGovernor::new, askTimeout, system.scheduler()),
         system.executionContext());
   }
 

@@ -22,5 +22,7 @@ public record RunView(
     Instant projectedFinish,
     long staleRejections,
     long leaseExpiries,
-    long reconciliations)
+    long reconciliations,
+    long throttledAnswers,
+    RunProgress.GovernorView governor)
     implements CborSerializable {}

@@ -68,6 +68,8 @@ public final class ItemAttempt {
   private volatile Instant leaseExpiresAt;
   private Cancellable renewal;
   private volatile boolean lookedUp;
+  private final java.util.concurrent.atomic.AtomicInteger throttles =
+      new java.util.concurrent.atomic.AtomicInteger();
 
   public ItemAttempt(Context ctx, ItemId item, String workerId, Duration lease, int maxAttempts) {
     this.ctx = ctx;
@@ -75,6 +77,11 @@ public final class ItemAttempt {
     this.workerId = workerId;
     this.lease = lease;
     this.maxAttempts = maxAttempts;
+  }
+
+  /** How many throttled answers (429 / Retry-After) this attempt met. */
+  public int throttles() {
+    return throttles.get();
   }
 
   /** Runs the attempt; the stage never fails: every ending is an {@link AttemptResult}. */
@@ -212,6 +219,9 @@ public final class ItemAttempt {
     }
     if (error instanceof ProviderError.Permanent permanent) {
       return fail(permanent.message(), false, Duration.ZERO);
+    }
+    if (error instanceof ProviderError.Throttled) {
+      throttles.incrementAndGet(); // the governor's signal to back off
     }
     // throttled, transient, or an ambiguous read: the same request again, later
     return retryAfterBackoff(retry, again, error);

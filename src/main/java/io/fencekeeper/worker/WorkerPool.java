@@ -29,7 +29,8 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
 
   record BatchReceived(RunDispatcher.WorkBatch batch) implements Command {}
 
-  record AttemptFinished(ActorRef<RunDispatcher.Command> dispatcher, int seq, AttemptResult result)
+  record AttemptFinished(
+      ActorRef<RunDispatcher.Command> dispatcher, int seq, AttemptResult result, int throttles)
       implements Command {}
 
   public static Behavior<Command> create(int capacity, String nodeName, ItemAttempt.Context ctx) {
@@ -110,12 +111,15 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
                     offer.seq(),
                     failure == null
                         ? result
-                        : new AttemptResult.Abandoned("worker failure: " + failure)));
+                        : new AttemptResult.Abandoned("worker failure: " + failure),
+                    attempt.throttles()));
   }
 
   private Behavior<Command> onAttemptFinished(AttemptFinished finished) {
     inFlight--;
-    finished.dispatcher().tell(new RunDispatcher.Settled(finished.seq(), finished.result()));
+    finished
+        .dispatcher()
+        .tell(new RunDispatcher.Settled(finished.seq(), finished.result(), finished.throttles()));
     requestWork();
     return this;
   }

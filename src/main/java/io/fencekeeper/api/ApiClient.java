@@ -1,0 +1,44 @@
+package io.fencekeeper.api;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+
+/** A small client of a node's HTTP API for the {@code status} and {@code audit} commands. */
+public final class ApiClient {
+
+  /** One answer: the status and the body as text. */
+  public record Answer(int status, String body) {}
+
+  private final URI base;
+  private final String token;
+  private final HttpClient http =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+  public ApiClient(URI base, String token) {
+    String text = base.toString();
+    this.base = URI.create(text.endsWith("/") ? text.substring(0, text.length() - 1) : text);
+    this.token = token == null ? "" : token;
+  }
+
+  /** An id with '/' as one percent-encoded path segment. */
+  public static String segment(String id) {
+    return URLEncoder.encode(id, StandardCharsets.UTF_8).replace("+", "%20");
+  }
+
+  public Answer get(String path) throws IOException, InterruptedException {
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(30)).GET();
+    if (!token.isEmpty()) {
+      request.header("Authorization", "Bearer " + token);
+    }
+    HttpResponse<String> response =
+        http.send(request.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+    return new Answer(response.statusCode(), response.body());
+  }
+}

@@ -1,0 +1,45 @@
+package io.fencekeeper.api;
+
+import io.fencekeeper.item.ItemId;
+import java.time.LocalDate;
+import java.time.format.DateTimeParseException;
+
+/** Run and item ids from a path segment; a bad id is a 400 that names the parameter. */
+final class ApiIds {
+
+  private ApiIds() {}
+
+  static String runId(String value) {
+    String[] parts = value.split("/", -1);
+    if (parts.length != 2) {
+      throw ApiError.badRequest(
+          "runId",
+          "runId must look like job/businessDate (the '/' percent-encoded as %2F), got '"
+              + abbreviate(value)
+              + "'");
+    }
+    try {
+      ItemId.requireSegment("job", parts[0]);
+      LocalDate.parse(parts[1]);
+    } catch (IllegalArgumentException e) {
+      throw ApiError.badRequest("runId", "runId is invalid: " + e.getMessage());
+    } catch (DateTimeParseException e) {
+      throw ApiError.badRequest(
+          "runId", "runId has an invalid businessDate '" + abbreviate(parts[1]) + "'");
+    }
+    return value;
+  }
+
+  static ItemId itemId(String value) {
+    try {
+      return ItemId.parse(value);
+    } catch (IllegalArgumentException e) {
+      throw ApiError.badRequest("itemId", abbreviate(e.getMessage()));
+    }
+  }
+
+  /** Echoing input back is useful up to a point; a 60 KiB id is not. */
+  static String abbreviate(String text) {
+    return text.length() <= 300 ? text : text.substring(0, 300) + "...";
+  }
+}

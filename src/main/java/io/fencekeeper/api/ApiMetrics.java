@@ -1,0 +1,215 @@
+package io.fencekeeper.api;
+
+import io.fencekeeper.provider.ProviderError;
+import io.fencekeeper.run.RunView;
+import io.fencekeeper.worker.ItemAttempt;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MultiGauge;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * Fencekeeper's Prometheus metrics (design §7). Per-run figures come from the coordinator's run
+ * views, refreshed before every scrape; claims, stale rejections and item command latency from
+ * {@link MeteredItemGateway}; provider calls from this class as the workers' {@link
+ * ItemAttempt.AttemptListener}. Names follow Prometheus conventions: base units, {@code _total} on
+ * counters.
+ */
+public final class ApiMetrics implements ItemAttempt.AttemptListener {
+
+  private static final List<String> STATUSES =
+      List.of("pending", "leased", "done", "failed", "closed");
+
+  private final PrometheusMeterRegistry registry =
+      new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private final Map<String, RunView> runs = new ConcurrentHashMap<>();
+  private final MultiGauge itemsByStatus;
+  private final MultiGauge backlogAge;
+  private final MultiGauge runUp;
+
+  public ApiMetrics() {
+    itemsByStatus =
+        MultiGauge.builder("fencekeeper.items")
+            .description("Items of a run by status")
+            .baseUnit("items")
+            .register(registry);
+    backlogAge =
+        MultiGauge.builder("fencekeeper.backlog.age")
+            .description("Age of the oldest item of a run that is neither done nor leased")
+            .baseUnit("seconds")
+            .register(registry);
+    runUp =
+        MultiGauge.builder("fencekeeper.run.running")
+            .description("1 while the run is RUNNING, 0 once it ended")
+            .register(registry);
+  }
+
+  /** Called before each scrape with the coordinator's current view of every run. */
+  void updateRuns(List<RunView> views) {
+    List<MultiGauge.Row<?>> statusRows = new ArrayList<>();
+    List<MultiGauge.Row<?>> ageRows = new ArrayList<>();
+    List<MultiGauge.Row<?>> upRows = new ArrayList<>();
+    for (RunView view : views) {
+      runs.put(view.runId(), view);
+      Tags run = Tags.of("run", view.runId());
+      long[] counts = {
+        view.counts().pending(),
+        view.counts().leased(),
+        view.counts().done(),
+        view.counts().failed(),
+        view.counts().closed()
+      };
+      for (int i = 0; i < STATUSES.size(); i++) {
+        statusRows.add(MultiGauge.Row.of(run.and("status", STATUSES.get(i)), counts[i]));
+      }
+      ageRows.add(MultiGauge.Row.of(run, view.backlogAgeSeconds()));
+      upRows.add(MultiGauge.Row.of(run, view.state().ended() ? 0 : 1));
+      runCounter(
+          "fencekeeper.stale.rejections",
+          view.runId(),
+          "Commands rejected for a stale token",
+          v -> v.staleRejections());
+      runCounter(
+          "fencekeeper.lease.expiries",
+          view.runId(),
+          "Claims that took over an expired lease",
+          v -> v.leaseExpiries());
+      runCounter(
+          "fencekeeper.reconciliations",
+          view.runId(),
+          "Ambiguous items reconciled by lookup",
+          v -> v.reconciliations());
+    }
+    itemsByStatus.register(statusRows, true);
+    backlogAge.register(ageRows, true);
+    runUp.register(upRows, true);
+  }
+
+  private void runCounter(String name, String runId, String help, ToDoubleFunction<RunView> value) {
+    FunctionCounter.builder(
+            name, runs, all -> all.containsKey(runId) ? value.applyAsDouble(all.get(runId)) : 0)
+        .description(help)
+        .tag("run", runId)
+        .register(registry);
+  }
+
+  /** Exposes the governor's caps; {@code current} is read at scrape time. */
+  void governor(Supplier<GovernorSettings> current) {
+    Gauge.builder("fencekeeper.governor.cap", () -> current.get().normalCap())
+        .description("Cluster-wide worker cap by kind")
+        .tag("kind", "normal")
+        .register(registry);
+    Gauge.builder("fencekeeper.governor.cap", () -> current.get().burstCap())
+        .description("Cluster-wide worker cap by kind")
+        .tag("kind", "burst")
+        .register(registry);
+    Gauge.builder("fencekeeper.governor.cap", () -> current.get().minCap())
+        .description("Cluster-wide worker cap by kind")
+        .tag("kind", "min")
+        .register(registry);
+  }
+
+  void claim(String source, String outcome) {
+    Counter.builder("fencekeeper.claims")
+        .description("Claim attempts by source and outcome")
+        .tags("source", source, "outcome", outcome)
+        .register(registry)
+        .increment();
+  }
+
+  void staleRejection(String command) {
+    Counter.builder("fencekeeper.stale.commands")
+        .description("Commands answered lease_lost, by command")
+        .tag("command", command)
+        .register(registry)
+        .increment();
+  }
+
+  void takeover() {
+    Counter.builder("fencekeeper.lease.takeovers")
+        .description("Claims that took over an expired lease (seen by this node)")
+        .register(registry)
+        .increment();
+  }
+
+  /** Item command round trip; for a mutating command this is dominated by the journal write. */
+  void itemCommand(String command, String outcome, Duration latency) {
+    Timer.builder("fencekeeper.item.command")
+        .description("Item command latency (ask to reply, including the journal write)")
+        .tags("command", command, "outcome", outcome)
+        .register(registry)
+        .record(latency);
+  }
+
+  void httpRequest(String endpoint, int status) {
+    Counter.builder("fencekeeper.http.requests")
+        .description("HTTP API requests by endpoint and status")
+        .tags("endpoint", endpoint, "status", Integer.toString(status))
+        .register(registry)
+        .increment();
+  }
+
+  @Override
+  public void providerCall(String operation, Duration latency, ProviderError error) {
+    String outcome = error == null ? "ok" : errorKind(error);
+    Timer.builder("fencekeeper.provider.call")
+        .description("Provider call latency by operation and outcome")
+        .tags("operation", operation, "outcome", outcome)
+        .register(registry)
+        .record(latency);
+    if (error instanceof ProviderError.Throttled) {
+      Counter.builder("fencekeeper.provider.throttles")
+          .description("Provider answers that asked us to slow down")
+          .register(registry)
+          .increment();
+    } else if (error != null) {
+      Counter.builder("fencekeeper.provider.errors")
+          .description("Provider errors by kind")
+          .tag("kind", outcome)
+          .register(registry)
+          .increment();
+    }
+  }
+
+  @Override
+  public void reconciled(boolean found) {
+    Counter.builder("fencekeeper.provider.lookups")
+        .description("Reconciliation lookups by whether the effect was found")
+        .tag("found", Boolean.toString(found))
+        .register(registry)
+        .increment();
+  }
+
+  private static String errorKind(ProviderError error) {
+    if (error instanceof ProviderError.Throttled) {
+      return "throttled";
+    } else if (error instanceof ProviderError.Transient) {
+      return "transient";
+    } else if (error instanceof ProviderError.Permanent) {
+      return "permanent";
+    } else if (error instanceof ProviderError.StaleToken) {
+      return "stale_token";
+    }
+    return "ambiguous";
+  }
+
+  /** The Prometheus text exposition. */
+  public String scrape() {
+    return registry.scrape();
+  }
+
+  public PrometheusMeterRegistry registry() {
+    return registry;
+  }
+}

@@ -1,0 +1,21 @@
+package io.fencekeeper.api;
+
+/** What a handler answers: a status and a JSON body (null for none), or raw text. */
+record ApiResponse(int status, Object json, String text, String contentType) {
+
+  static ApiResponse json(int status, Object body) {
+    return new ApiResponse(status, body, null, null);
+  }
+
+  static ApiResponse ok(Object body) {
+    return json(200, body);
+  }
+
+  static ApiResponse noContent() {
+    return new ApiResponse(204, null, null, null);
+  }
+
+  static ApiResponse text(String text, String contentType) {
+    return new ApiResponse(200, null, text, contentType);
+  }
+}

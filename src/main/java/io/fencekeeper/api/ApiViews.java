@@ -1,0 +1,119 @@
+package io.fencekeeper.api;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.fencekeeper.item.ItemAudit;
+import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.WorkItem;
+import io.fencekeeper.run.RunView;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** The JSON shapes of design §4.1 that are not a domain record as it is. */
+final class ApiViews {
+
+  private ApiViews() {}
+
+  /**
+   * The lease a claim granted; {@code accountId} and {@code cursor} tell an external worker what to
+   * do.
+   */
+  record ClaimView(
+      String itemId,
+      long token,
+      Instant leaseExpiresAt,
+      int attempt,
+      WorkItem.EffectStatus effect,
+      String idempotencyKey,
+      boolean takeover,
+      String runId,
+      String accountId,
+      String cursor) {
+
+    static ClaimView of(WorkItem.Claimed claimed) {
+      ItemId id = ItemId.parse(claimed.itemId());
+      return new ClaimView(
+          claimed.itemId(),
+          claimed.token(),
+          claimed.leaseExpiresAt(),
+          claimed.attempt(),
+          claimed.effect(),
+          claimed.idempotencyKey(),
+          claimed.takeover(),
+          id.runId(),
+          id.accountId(),
+          id.cursor());
+    }
+  }
+
+  /** A run view plus the governor state the API shows with it. */
+  static ObjectNode run(ObjectMapper mapper, RunView view, GovernorView governor) {
+    ObjectNode node = mapper.valueToTree(view);
+    node.set("governor", mapper.valueToTree(governor));
+    return node;
+  }
+
+  /**
+   * The caps in force and, for a run, the governor's current decision (mode, cap, reason) and its
+   * recent changes.
+   */
+  record GovernorView(
+      int normalCap,
+      int burstCap,
+      int minCap,
+      String decision,
+      Integer cap,
+      String reason,
+      List<io.fencekeeper.run.RunProgress.GovernorChange> changes) {
+    static GovernorView of(GovernorSettings settings) {
+      return new GovernorView(
+          settings.normalCap(),
+          settings.burstCap(),
+          settings.minCap(),
+          null,
+          null,
+          null,
+          List.of());
+    }
+
+    static GovernorView of(
+        GovernorSettings settings, io.fencekeeper.run.RunProgress.GovernorView run) {
+      if (run == null) {
+        return of(settings);
+      }
+      return new GovernorView(
+          settings.normalCap(),
+          settings.burstCap(),
+          settings.minCap(),
+          run.mode().name(),
+          run.cap(),
+          run.reason(),
+          run.changes());
+    }
+  }
+
+  /** An item's journal: every event with its sequence number, time, type and fields. */
+  static Map<String, Object> audit(
+      ObjectMapper mapper, ItemId itemId, List<ItemAudit.Entry> trail) {
+    List<Map<String, Object>> events =
+        trail.stream()
+            .map(
+                entry -> {
+                  ObjectNode fields = mapper.valueToTree(entry.event());
+                  fields.remove("at");
+                  Map<String, Object> event = new LinkedHashMap<>();
+                  event.put("sequenceNr", entry.sequenceNr());
+                  event.put("at", entry.at());
+                  event.put("type", entry.type());
+                  event.put("fields", fields);
+                  return event;
+                })
+            .toList();
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("itemId", itemId.value());
+    body.put("events", events);
+    return body;
+  }
+}

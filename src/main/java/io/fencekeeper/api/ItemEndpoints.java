@@ -1,0 +1,212 @@
+package io.fencekeeper.api;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fencekeeper.item.ItemAudit;
+import io.fencekeeper.item.ItemGateway;
+import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.WorkItem;
+import io.fencekeeper.run.RunService;
+import io.fencekeeper.run.RunView;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.function.Function;
+
+/**
+ * The item endpoints: state, audit, retry, and the §3.1 lease commands over HTTP with exactly the
+ * entity's semantics. An id that is not an item of an existing run is 404 before any command is
+ * sent, so a typo never creates a journal entry for an item nobody scheduled.
+ */
+final class ItemEndpoints {
+
+  private static final int MAX_KNOWN = 100_000;
+
+  private final ObjectMapper mapper;
+  private final RunService runs;
+  private final ItemGateway items;
+  private final ItemAudit audit;
+  private final RunScopes scopes;
+  private final RunItemQueries queries;
+  private final Executor blocking;
+  private final Duration maxLease;
+  private final Set<String> knownItems = ConcurrentHashMap.newKeySet();
+
+  ItemEndpoints(
+      ObjectMapper mapper,
+      RunService runs,
+      ItemGateway items,
+      ItemAudit audit,
+      RunScopes scopes,
+      RunItemQueries queries,
+      Executor blocking,
+      Duration maxLease) {
+    this.mapper = mapper;
+    this.runs = runs;
+    this.items = items;
+    this.audit = audit;
+    this.scopes = scopes;
+    this.queries = queries;
+    this.blocking = blocking;
+    this.maxLease = maxLease;
+  }
+
+  /** The run of an item that exists in that run's scope; 404 otherwise. */
+  private CompletionStage<RunView> requireKnown(ItemId id) {
+    return runs.get(id.runId())
+        .thenCompose(
+            run -> {
+              if (run.isEmpty()) {
+                throw ApiError.notFound(
+                    "unknown_item", "no item " + id + ": there is no run " + id.runId());
+              }
+              if (knownItems.contains(id.value())) {
+                return CompletableFuture.completedFuture(run.get());
+              }
+              return scopes
+                  .scopeIdOf(id.runId())
+                  .thenApplyAsync(
+                      scopeId -> {
+                        boolean member =
+                            scopeId.isPresent()
+                                && queries.contains(scopeId.get(), id.accountId(), id.cursor());
+                        if (!member) {
+                          throw ApiError.notFound(
+                              "unknown_item", "run " + id.runId() + " has no item " + id);
+                        }
+                        if (knownItems.size() >= MAX_KNOWN) {
+                          knownItems.clear();
+                        }
+                        knownItems.add(id.value());
+                        return run.get();
+                      },
+                      blocking);
+            });
+  }
+
+  /** Parses the id and body first (a 400 never waits for the item), then checks membership. */
+  private CompletionStage<ApiResponse> command(
+      ApiCall call, Function<RunView, CompletionStage<WorkItem.Reply>> send, ItemId id) {
+    return requireKnown(id).thenCompose(send).thenApply(ItemReplies::toResponse);
+  }
+
+  CompletionStage<ApiResponse> get(ApiCall call) {
+    ItemId id = ApiIds.itemId(call.param(0));
+    return command(call, run -> items.get(id), id);
+  }
+
+  CompletionStage<ApiResponse> audit(ApiCall call) {
+    ItemId id = ApiIds.itemId(call.param(0));
+    return requireKnown(id)
+        .thenCompose(run -> audit.trail(id))
+        .thenApply(trail -> ApiResponse.ok(ApiViews.audit(mapper, id, trail)));
+  }
+
+  CompletionStage<ApiResponse> retry(ApiCall call) {
+    ItemId id = ApiIds.itemId(call.param(0));
+    noBody(call);
+    return command(call, run -> items.retry(id), id);
+  }
+
+  CompletionStage<ApiResponse> claim(ApiCall call) {
+    ItemId id = ApiIds.itemId(call.param(0));
+    JsonBody body = JsonBody.parse(mapper, call.body(), Set.of("workerId", "leaseMillis"));
+    String workerId = body.requireString("workerId", 200);
+    Duration lease = body.requireLease("leaseMillis", maxLease);
+    return command(call, run -> items.claim(id, workerId, lease, run.maxAttempts()), id);
+  }
+
+  CompletionStage<ApiResponse> renew(ApiCall call) {
+    ItemId id = ApiIds.itemId(call.param(0));
+    JsonBody body = JsonBody.parse(mapper, call.body(), Set.of("token", "leaseMillis"));
+    long token = token(body);
+    Duration lease = body.requireLease("leaseMillis", maxLease);
+    return command(call, run -> items.renew(id, token, lease), id);
+  }
+
+  CompletionStage<ApiResponse> effect(ApiCall call) {
+    ItemId id = ApiIds.itemId(call.param(0));
+    JsonBody body = JsonBody.parse(mapper, call.body(), Set.of("token", "outcome"));
+    long token = token(body);
+    WorkItem.EffectOutcome outcome = outcome(body.requireObject("outcome"));
+    return command(call, run -> items.recordEffect(id, token, outcome), id);
+  }
+
+  private WorkItem.EffectOutcome outcome(JsonNode node) {
+    JsonBody outcome;
+    try {
+      outcome =
+          JsonBody.parse(
+              mapper,
+              mapper.writeValueAsBytes(node),
+              Set.of("kind", "providerReference", "detail"));
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw ApiError.badRequest("outcome", "outcome could not be read");
+    } catch (ApiError e) {
+      throw new ApiError(
+          e.status(), e.code(), "outcome: " + e.getMessage(), Map.of("field", "outcome"));
+    }
+    String kind = outcome.requireString("kind", 32);
+    WorkItem.OutcomeKind parsed;
+    try {
+      parsed = WorkItem.OutcomeKind.valueOf(kind.toUpperCase(Locale.ROOT));
+    } catch (IllegalArgumentException e) {
+      throw ApiError.badRequest(
+          "outcome.kind", "outcome.kind must be APPLIED, FOUND_BY_LOOKUP or NOTHING_TO_DO");
+    }
+    return new WorkItem.EffectOutcome(
+        parsed,
+        outcome.optionalString("providerReference", 500).orElse(null),
+        outcome.optionalString("detail", 1000).orElse(null));
+  }
+
+  CompletionStage<ApiResponse> ambiguous(ApiCall call) {
+    ItemId id = ApiIds.itemId(call.param(0));
+    JsonBody body = JsonBody.parse(mapper, call.body(), Set.of("token", "reason"));
+    long token = token(body);
+    String reason = body.requireString("reason", 1000);
+    return command(call, run -> items.markAmbiguous(id, token, reason), id);
+  }
+
+  CompletionStage<ApiResponse> complete(ApiCall call) {
+    ItemId id = ApiIds.itemId(call.param(0));
+    long token = token(JsonBody.parse(mapper, call.body(), Set.of("token")));
+    return command(call, run -> items.complete(id, token), id);
+  }
+
+  CompletionStage<ApiResponse> fail(ApiCall call) {
+    ItemId id = ApiIds.itemId(call.param(0));
+    JsonBody body =
+        JsonBody.parse(
+            mapper, call.body(), Set.of("token", "error", "retryable", "retryAfterMillis"));
+    long token = token(body);
+    String error = body.requireString("error", 1000);
+    boolean retryable = body.optionalBoolean("retryable", true);
+    Duration retryAfter =
+        body.optionalLong("retryAfterMillis", 0, Duration.ofDays(1).toMillis())
+            .map(Duration::ofMillis)
+            .orElse(null);
+    return command(call, run -> items.fail(id, token, error, retryable, retryAfter), id);
+  }
+
+  CompletionStage<ApiResponse> release(ApiCall call) {
+    ItemId id = ApiIds.itemId(call.param(0));
+    long token = token(JsonBody.parse(mapper, call.body(), Set.of("token")));
+    return command(call, run -> items.release(id, token), id);
+  }
+
+  private static long token(JsonBody body) {
+    return body.requireLong("token", 0, Long.MAX_VALUE);
+  }
+
+  private void noBody(ApiCall call) {
+    if (call.body().length > 0) {
+      JsonBody.parse(mapper, call.body(), Set.of());
+    }
+  }
+}

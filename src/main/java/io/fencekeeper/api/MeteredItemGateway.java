@@ -1,0 +1,119 @@
+package io.fencekeeper.api;
+
+import io.fencekeeper.item.ItemGateway;
+import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.WorkItem;
+import io.fencekeeper.item.WorkItem.EffectOutcome;
+import io.fencekeeper.item.WorkItem.Reply;
+import java.time.Duration;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
+
+/**
+ * An {@link ItemGateway} that counts what passes through it: claims by outcome, stale rejections,
+ * takeovers of expired leases and the latency of every item command. Wraps the node's gateway for
+ * the lease API, and the workers' gateway through {@code FencekeeperNode.Builder.workerGateway}.
+ */
+public final class MeteredItemGateway implements ItemGateway {
+
+  private final ItemGateway delegate;
+  private final ApiMetrics metrics;
+  private final String source;
+
+  public MeteredItemGateway(ItemGateway delegate, ApiMetrics metrics, String source) {
+    this.delegate = delegate;
+    this.metrics = metrics;
+    this.source = source;
+  }
+
+  private CompletionStage<Reply> observe(String command, Supplier<CompletionStage<Reply>> call) {
+    long start = System.nanoTime();
+    return call.get()
+        .whenComplete(
+            (reply, failure) -> {
+              String outcome = failure != null ? "unanswered" : outcomeOf(reply);
+              metrics.itemCommand(command, outcome, Duration.ofNanos(System.nanoTime() - start));
+              if (reply instanceof WorkItem.LeaseLost) {
+                metrics.staleRejection(command);
+              }
+              if (command.equals("claim")) {
+                metrics.claim(source, outcome);
+                if (reply instanceof WorkItem.Claimed claimed && claimed.takeover()) {
+                  metrics.takeover();
+                }
+              }
+            });
+  }
+
+  static String outcomeOf(Reply reply) {
+    if (reply instanceof WorkItem.Claimed) {
+      return "claimed";
+    } else if (reply instanceof WorkItem.Accepted) {
+      return "accepted";
+    } else if (reply instanceof WorkItem.LeaseLost) {
+      return "lease_lost";
+    } else if (reply instanceof WorkItem.LeaseHeld) {
+      return "lease_held";
+    } else if (reply instanceof WorkItem.NotClaimable) {
+      return "not_claimable";
+    }
+    return "invalid";
+  }
+
+  @Override
+  public CompletionStage<Reply> claim(
+      ItemId item, String workerId, Duration lease, int maxAttempts) {
+    return observe("claim", () -> delegate.claim(item, workerId, lease, maxAttempts));
+  }
+
+  @Override
+  public CompletionStage<Reply> renew(ItemId item, long token, Duration lease) {
+    return observe("renew", () -> delegate.renew(item, token, lease));
+  }
+
+  @Override
+  public CompletionStage<Reply> recordEffect(ItemId item, long token, EffectOutcome outcome) {
+    return observe("effect", () -> delegate.recordEffect(item, token, outcome));
+  }
+
+  @Override
+  public CompletionStage<Reply> markAmbiguous(ItemId item, long token, String reason) {
+    return observe("ambiguous", () -> delegate.markAmbiguous(item, token, reason));
+  }
+
+  @Override
+  public CompletionStage<Reply> complete(ItemId item, long token) {
+    return observe("complete", () -> delegate.complete(item, token));
+  }
+
+  @Override
+  public CompletionStage<Reply> fail(
+      ItemId item, long token, String error, boolean retryable, Duration retryAfter) {
+    return observe("fail", () -> delegate.fail(item, token, error, retryable, retryAfter));
+  }
+
+  @Override
+  public CompletionStage<Reply> release(ItemId item, long token) {
+    return observe("release", () -> delegate.release(item, token));
+  }
+
+  @Override
+  public CompletionStage<Reply> close(ItemId item, String reason) {
+    return observe("close", () -> delegate.close(item, reason));
+  }
+
+  @Override
+  public CompletionStage<Reply> reopen(ItemId item) {
+    return observe("reopen", () -> delegate.reopen(item));
+  }
+
+  @Override
+  public CompletionStage<Reply> retry(ItemId item) {
+    return observe("retry", () -> delegate.retry(item));
+  }
+
+  @Override
+  public CompletionStage<Reply> get(ItemId item) {
+    return observe("get", () -> delegate.get(item));
+  }
+}

@@ -1,0 +1,114 @@
+package io.fencekeeper.api;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fencekeeper.run.RunCoordinator;
+import io.fencekeeper.run.RunService;
+import io.fencekeeper.worker.GovernorPolicy;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Governor caps, Prometheus metrics and the OpenAPI description. */
+final class OpsEndpoints {
+
+  private static final Logger log = LoggerFactory.getLogger(OpsEndpoints.class);
+  static final String OPENAPI_RESOURCE = "/io/fencekeeper/api/openapi.yaml";
+
+  private final ObjectMapper mapper;
+  private final RunService runs;
+  private final ApiMetrics metrics;
+  private final AtomicReference<GovernorSettings> governor;
+  private final String openApi;
+
+  OpsEndpoints(
+      ObjectMapper mapper,
+      RunService runs,
+      ApiMetrics metrics,
+      AtomicReference<GovernorSettings> governor) {
+    this.mapper = mapper;
+    this.runs = runs;
+    this.metrics = metrics;
+    this.governor = governor;
+    this.openApi = openApiText();
+  }
+
+  static String openApiText() {
+    try (InputStream in = OpsEndpoints.class.getResourceAsStream(OPENAPI_RESOURCE)) {
+      if (in == null) {
+        throw new IllegalStateException(OPENAPI_RESOURCE + " is missing from the jar");
+      }
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  CompletionStage<ApiResponse> getGovernor(ApiCall call) {
+    return runs.governor().thenApply(this::governorResponse);
+  }
+
+  /** The caps the coordinator holds, and each running run's decision. */
+  private ApiResponse governorResponse(RunCoordinator.GovernorReply reply) {
+    GovernorSettings caps =
+        new GovernorSettings(
+            reply.settings().normalCap(), reply.settings().burstCap(), reply.settings().minCap());
+    governor.set(caps);
+    Map<String, Object> body = new java.util.LinkedHashMap<>();
+    body.put("normalCap", caps.normalCap());
+    body.put("burstCap", caps.burstCap());
+    body.put("minCap", caps.minCap());
+    Map<String, Object> decisions = new java.util.TreeMap<>();
+    reply
+        .runs()
+        .forEach((runId, view) -> decisions.put(runId, ApiViews.GovernorView.of(caps, view)));
+    body.put("runs", decisions);
+    return ApiResponse.ok(body);
+  }
+
+  CompletionStage<ApiResponse> putGovernor(ApiCall call) {
+    JsonBody body = JsonBody.parse(mapper, call.body(), Set.of("normalCap", "burstCap", "minCap"));
+    long max = GovernorSettings.MAX_CAP;
+    GovernorSettings next =
+        new GovernorSettings(
+            (int) body.requireLong("normalCap", 1, max),
+            (int) body.requireLong("burstCap", 1, max),
+            (int) body.requireLong("minCap", 1, max));
+    List<String> problems = next.problems();
+    if (!problems.isEmpty()) {
+      throw new ApiError(
+          422, "invalid_governor", String.join("; ", problems), Map.of("problems", problems));
+    }
+    log.info("governor caps changed to {} by an operator", next);
+    return runs.setGovernor(
+            GovernorPolicy.Settings.defaults()
+                .withCaps(next.normalCap(), next.burstCap(), next.minCap()))
+        .thenApply(this::governorResponse);
+  }
+
+  CompletionStage<ApiResponse> metrics(ApiCall call) {
+    return runs.list()
+        .handle(
+            (views, failure) -> {
+              if (failure == null) {
+                metrics.updateRuns(views);
+              } else {
+                // a scrape must still answer: the figures that depend on runs stay as they were
+                log.warn("metrics scrape without fresh run figures: {}", failure.toString());
+              }
+              return ApiResponse.text(metrics.scrape(), "text/plain; version=0.0.4");
+            });
+  }
+
+  CompletionStage<ApiResponse> openApi(ApiCall call) {
+    return CompletableFuture.completedFuture(ApiResponse.text(openApi, "application/yaml"));
+  }
+}

@@ -1,0 +1,251 @@
+package io.fencekeeper.api;
+
+import com.fasterxml.jackson.core.JacksonException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fencekeeper.item.WorkItem;
+import io.fencekeeper.run.RunCoordinator;
+import io.fencekeeper.run.RunRequest;
+import io.fencekeeper.run.RunService;
+import io.fencekeeper.run.RunView;
+import io.fencekeeper.run.scope.Scope;
+import io.fencekeeper.run.scope.ScopeException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
+
+/** The run endpoints of design §4.1: create, list, get, resume, cancel, items, claim-next. */
+final class RunEndpoints {
+
+  private static final Set<String> CREATE_FIELDS =
+      Set.of("job", "businessDate", "deadline", "maxAttempts", "maxFailedItems", "scope");
+
+  private final ObjectMapper mapper;
+  private final RunService runs;
+  private final RunScopes scopes;
+  private final ItemPages pages;
+  private final Supplier<GovernorSettings> governor;
+  private final ApiMetrics metrics;
+  private final Duration maxLease;
+
+  RunEndpoints(
+      ObjectMapper mapper,
+      RunService runs,
+      RunScopes scopes,
+      ItemPages pages,
+      Supplier<GovernorSettings> governor,
+      ApiMetrics metrics,
+      Duration maxLease) {
+    this.mapper = mapper;
+    this.runs = runs;
+    this.scopes = scopes;
+    this.pages = pages;
+    this.governor = governor;
+    this.metrics = metrics;
+    this.maxLease = maxLease;
+  }
+
+  private Object view(RunView run) {
+    return ApiViews.run(mapper, run, ApiViews.GovernorView.of(governor.get(), run.governor()));
+  }
+
+  CompletionStage<ApiResponse> create(ApiCall call) {
+    JsonBody body = JsonBody.parse(mapper, call.body(), CREATE_FIELDS);
+    String job = body.requireString("job", 128);
+    LocalDate businessDate = body.requireDate("businessDate");
+    Instant deadline = body.requireInstant("deadline");
+    int maxAttempts = body.optionalInt("maxAttempts", 1, 100, 5);
+    int maxFailedItems = body.optionalInt("maxFailedItems", 0, Integer.MAX_VALUE, 0);
+    Scope scope = scope(body.requireObject("scope"));
+    RunRequest request =
+        new RunRequest(job, businessDate, scope, deadline, maxAttempts, maxFailedItems);
+    return runs.create(request)
+        .handle(
+            (reply, failure) -> {
+              if (failure != null) {
+                throw createFailure(failure);
+              }
+              if (reply instanceof RunCoordinator.Created created) {
+                return ApiResponse.json(201, view(created.run()));
+              }
+              if (reply instanceof RunCoordinator.AlreadyExists existing) {
+                return ApiResponse.ok(view(existing.run()));
+              }
+              RunCoordinator.Conflict conflict = (RunCoordinator.Conflict) reply;
+              throw new ApiError(409, "run_conflict", conflict.message());
+            });
+  }
+
+  private Scope scope(JsonNode node) {
+    JsonNode type = node.get("type");
+    if (type == null || !type.isTextual()) {
+      throw ApiError.badRequest("scope.type", "scope.type is required: inline, csv or sql");
+    }
+    if (!Set.of("inline", "csv", "sql").contains(type.textValue())) {
+      throw ApiError.badRequest(
+          "scope.type", "scope.type must be inline, csv or sql, got '" + type.textValue() + "'");
+    }
+    try {
+      return mapper.treeToValue(node, Scope.class);
+    } catch (JacksonException e) {
+      Throwable cause = e.getCause() != null ? e.getCause() : e;
+      String message =
+          cause instanceof IllegalArgumentException
+              ? cause.getMessage()
+              : e.getOriginalMessage().replaceAll("\\s+", " ");
+      throw ApiError.badRequest("scope", "scope is invalid: " + ApiIds.abbreviate(message));
+    } catch (IllegalArgumentException e) {
+      throw ApiError.badRequest("scope", "scope is invalid: " + e.getMessage());
+    }
+  }
+
+  private static RuntimeException createFailure(Throwable failure) {
+    Throwable cause = unwrap(failure);
+    if (cause instanceof RunService.InvalidRunRequest invalid) {
+      return new ApiError(
+          422, "invalid_run", invalid.getMessage(), Map.of("problems", invalid.problems()));
+    }
+    if (cause instanceof ScopeException scope) {
+      return new ApiError(
+          422, "invalid_scope", scope.getMessage(), Map.of("problems", scope.problems()));
+    }
+    return cause instanceof RuntimeException runtime ? runtime : new CompletionException(cause);
+  }
+
+  static Throwable unwrap(Throwable failure) {
+    Throwable cause = failure;
+    while (cause instanceof CompletionException && cause.getCause() != null) {
+      cause = cause.getCause();
+    }
+    return cause;
+  }
+
+  CompletionStage<ApiResponse> list(ApiCall call) {
+    return runs.list()
+        .thenApply(
+            all -> {
+              Map<String, Object> body = new LinkedHashMap<>();
+              body.put("runs", all.stream().map(this::view).toList());
+              return ApiResponse.ok(body);
+            });
+  }
+
+  CompletionStage<ApiResponse> get(ApiCall call) {
+    return requireRun(call).thenApply(run -> ApiResponse.ok(view(run)));
+  }
+
+  CompletionStage<RunView> requireRun(ApiCall call) {
+    String runId = ApiIds.runId(call.param(0));
+    return runs.get(runId)
+        .thenApply(
+            found -> found.orElseThrow(() -> ApiError.notFound("unknown_run", "no run " + runId)));
+  }
+
+  CompletionStage<ApiResponse> resume(ApiCall call) {
+    String runId = ApiIds.runId(call.param(0));
+    Instant deadline =
+        JsonBody.parse(mapper, call.body(), Set.of("deadline")).requireInstant("deadline");
+    return runs.resume(runId, deadline).thenApply(this::control);
+  }
+
+  CompletionStage<ApiResponse> cancel(ApiCall call) {
+    String runId = ApiIds.runId(call.param(0));
+    if (call.body().length > 0) {
+      JsonBody.parse(mapper, call.body(), Set.of());
+    }
+    return runs.cancel(runId).thenApply(this::control);
+  }
+
+  private ApiResponse control(RunCoordinator.ControlReply reply) {
+    if (reply instanceof RunCoordinator.ControlAccepted accepted) {
+      return ApiResponse.ok(view(accepted.run()));
+    }
+    RunCoordinator.ControlRefused refused = (RunCoordinator.ControlRefused) reply;
+    int status =
+        switch (refused.error()) {
+          case "unknown_run" -> 404;
+          case "invalid_deadline" -> 422;
+          default -> 409;
+        };
+    Map<String, Object> extra =
+        refused.error().equals("invalid_deadline") ? Map.of("field", "deadline") : Map.of();
+    throw new ApiError(status, refused.error(), refused.message(), extra);
+  }
+
+  CompletionStage<ApiResponse> items(ApiCall call) {
+    String runId = ApiIds.runId(call.param(0));
+    WorkItem.Status status = status(call.query().get("status"));
+    int limit = intParam(call.query(), "limit", 1, ItemPages.MAX_LIMIT, 100);
+    int after = intParam(call.query(), "after", -1, Integer.MAX_VALUE, -1);
+    for (String name : call.query().keySet()) {
+      if (!List.of("status", "limit", "after").contains(name)) {
+        throw ApiError.badRequest(name, "unknown query parameter '" + name + "'");
+      }
+    }
+    return requireRun(call)
+        .thenCompose(run -> scopes.scopeIdOf(runId))
+        .thenCompose(
+            scopeId ->
+                pages.page(
+                    runId,
+                    scopeId.orElseThrow(
+                        () -> ApiError.notFound("unknown_run", "no staged scope for run " + runId)),
+                    status,
+                    after,
+                    limit))
+        .thenApply(ApiResponse::ok);
+  }
+
+  private static WorkItem.Status status(String value) {
+    if (value == null || value.isEmpty()) {
+      return null;
+    }
+    try {
+      return WorkItem.Status.valueOf(value.toUpperCase(java.util.Locale.ROOT));
+    } catch (IllegalArgumentException e) {
+      throw ApiError.badRequest(
+          "status",
+          "status must be one of pending, leased, done, failed, closed; got '"
+              + ApiIds.abbreviate(value)
+              + "'");
+    }
+  }
+
+  private static int intParam(Map<String, String> query, String name, int min, int max, int dflt) {
+    String value = query.get(name);
+    if (value == null || value.isEmpty()) {
+      return dflt;
+    }
+    try {
+      long n = Long.parseLong(value);
+      if (n < min || n > max) {
+        throw ApiError.badRequest(name, name + " must be between " + min + " and " + max);
+      }
+      return (int) n;
+    } catch (NumberFormatException e) {
+      throw ApiError.badRequest(name, name + " must be a whole number");
+    }
+  }
+
+  CompletionStage<ApiResponse> claimNext(ApiCall call) {
+    JsonBody body = JsonBody.parse(mapper, call.body(), Set.of("workerId", "leaseMillis"));
+    String workerId = body.requireString("workerId", 200);
+    Duration lease = body.requireLease("leaseMillis", maxLease);
+    return requireRun(call)
+        .thenCompose(run -> runs.claimNext(run.runId(), workerId, lease))
+        .thenApply(
+            claimed -> {
+              metrics.claim("api-next", claimed.isPresent() ? "claimed" : "nothing_ready");
+              return claimed
+                  .map(c -> ApiResponse.ok(ApiViews.ClaimView.of(c)))
+                  .orElseGet(ApiResponse::noContent);
+            });
+  }
+}

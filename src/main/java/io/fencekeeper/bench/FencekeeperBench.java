@@ -1,0 +1,139 @@
+package io.fencekeeper.bench;
+
+import io.fencekeeper.node.FencekeeperNode;
+import io.fencekeeper.node.NodeConfig;
+import io.fencekeeper.provider.Provider;
+import io.fencekeeper.run.RunCoordinator;
+import io.fencekeeper.run.RunRequest;
+import io.fencekeeper.run.RunState;
+import io.fencekeeper.run.RunView;
+import io.fencekeeper.run.scope.Scope;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * N items through one real node, end to end: the run is created from a CSV scope (staged in {@code
+ * run_item}), the dispatcher hands items to the worker pool, and every item is claimed, its effect
+ * recorded and completed, each journaled. Timed from the run's creation to its end, as the
+ * coordinator saw them.
+ */
+final class FencekeeperBench {
+
+  static final LocalDate BUSINESS_DATE = LocalDate.of(2026, 11, 29);
+
+  record Result(
+      String database,
+      int items,
+      int workers,
+      long done,
+      String state,
+      double stagingSeconds,
+      double runSeconds,
+      double itemsPerSecond,
+      ResourceMeter.Measured resources,
+      double journalEventsPerItem,
+      double[] claimMillis) {}
+
+  private FencekeeperBench() {}
+
+  static Result run(
+      BenchDatabase db,
+      Path workDir,
+      int items,
+      int workers,
+      Provider provider,
+      Map<String, String> configOverrides)
+      throws Exception {
+    Path scope = writeScope(workDir, items);
+    String job = "bench-" + Long.toString(System.currentTimeMillis(), 36);
+    Map<String, Object> overrides = new HashMap<>();
+    overrides.put("fencekeeper.db.url", db.postgres() ? db.url() : "");
+    overrides.put("fencekeeper.db.user", db.user());
+    overrides.put("fencekeeper.db.password", db.password());
+    overrides.put("fencekeeper.data-dir", workDir.toString());
+    overrides.put("fencekeeper.seed-nodes", "");
+    overrides.put("pekko.remote.artery.canonical.port", 0);
+    overrides.put("pekko.loglevel", "WARNING");
+    overrides.put("pekko.coordinated-shutdown.run-by-jvm-shutdown-hook", "off");
+    overrides.putAll(configOverrides);
+    ClaimTimings[] timings = new ClaimTimings[1];
+    try (FencekeeperNode node =
+        FencekeeperNode.builder(NodeConfig.load(Optional.empty(), overrides))
+            .provider(provider)
+            .workers(workers)
+            // the cap is the experiment's variable here: the governor must not second-guess it
+            .governor(
+                io.fencekeeper.worker.GovernorPolicy.Settings.defaults()
+                    .withCaps(workers, workers, 1))
+            .workerGateway(g -> timings[0] = new ClaimTimings(g, Math.min(items, 2_000_000) + 1024))
+            .start()) {
+      node.awaitUp(Duration.ofSeconds(60));
+      RunRequest request =
+          new RunRequest(
+              job,
+              BUSINESS_DATE,
+              new Scope.Csv(scope.toString()),
+              Instant.now().plus(Duration.ofHours(6)),
+              5,
+              items);
+      long stagingStarted = System.nanoTime();
+      RunCoordinator.CreateReply reply =
+          node.runs().create(request).toCompletableFuture().get(30, TimeUnit.MINUTES);
+      double staging = (System.nanoTime() - stagingStarted) / 1e9;
+      if (!(reply instanceof RunCoordinator.Created created)) {
+        throw new IllegalStateException("bench run not created: " + reply);
+      }
+      RunView run = created.run();
+      try (ResourceMeter meter = ResourceMeter.start()) {
+        while (run.state() == RunState.RUNNING) {
+          Thread.sleep(100);
+          run = node.runs().get(run.runId()).toCompletableFuture().get(60, TimeUnit.SECONDS).get();
+        }
+        ResourceMeter.Measured measured = meter.stop();
+        double runSeconds =
+            run.endedAt() != null
+                ? Duration.between(run.createdAt(), run.endedAt()).toNanos() / 1e9
+                : measured.wallSeconds();
+        long done = run.counts().done();
+        long events = db.journalEvents("WorkItem|" + job + "/");
+        return new Result(
+            db.name(),
+            items,
+            workers,
+            done,
+            run.state().name(),
+            staging,
+            runSeconds,
+            done / runSeconds,
+            measured,
+            done == 0 ? 0 : events / (double) done,
+            timings[0].percentilesMillis());
+      }
+    } finally {
+      Files.deleteIfExists(scope);
+    }
+  }
+
+  /** A scope of {@code items} accounts on disk, so the scope itself never sits in this heap. */
+  private static Path writeScope(Path workDir, int items) throws IOException {
+    Path csv = workDir.resolve("bench-accounts-" + items + ".csv");
+    try (BufferedWriter out = Files.newBufferedWriter(csv)) {
+      out.write("accountId,cursor\n");
+      for (int i = 0; i < items; i++) {
+        out.write("acct-");
+        out.write(Integer.toString(i));
+        out.write(",c1\n");
+      }
+    }
+    return csv;
+  }
+}

@@ -1,0 +1,39 @@
+package io.fencekeeper.bench;
+
+import io.fencekeeper.item.ItemId;
+import io.fencekeeper.provider.Outcome;
+import io.fencekeeper.provider.Plan;
+import io.fencekeeper.provider.Provider;
+import java.time.Instant;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * A provider that costs nothing: every plan says there is one action, every apply succeeds at once.
+ * What remains of an item's time is Fencekeeper's own: claim, effect record, completion, journal.
+ */
+final class NoopProvider implements Provider {
+
+  private static final Plan ONE_ACTION = Plan.action("noop", 0, "bench no-op");
+
+  @Override
+  public CompletionStage<Plan> plan(ItemId item) {
+    return CompletableFuture.completedFuture(ONE_ACTION);
+  }
+
+  @Override
+  public CompletionStage<Outcome> apply(
+      ItemId item, Plan plan, String idempotencyKey, long fencingToken) {
+    return CompletableFuture.completedFuture(
+        new Outcome(idempotencyKey, "noop-" + fencingToken, Outcome.APPLIED, Instant.now()));
+  }
+
+  @Override
+  public CompletionStage<Optional<Outcome>> lookup(ItemId item, String idempotencyKey) {
+    return CompletableFuture.completedFuture(Optional.empty());
+  }
+
+  @Override
+  public void close() {}
+}

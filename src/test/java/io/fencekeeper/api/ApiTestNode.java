@@ -1,0 +1,187 @@
+package io.fencekeeper.api;
+
+import static org.junit.jupiter.api.Assertions.fail;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fencekeeper.node.FencekeeperNode;
+import io.fencekeeper.testing.ManualClock;
+import io.fencekeeper.testing.TestDatabases;
+import io.fencekeeper.testing.TestNodes;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
+
+/**
+ * One real node for the API tests of this JVM: H2 journal on disk, cluster of one, no workers (so
+ * only the tests claim items), a manual clock, and the HTTP API bound to a free loopback port with
+ * a bearer token. Every test makes runs of its own job, so tests do not see each other's items.
+ */
+final class ApiTestNode {
+
+  static final String TOKEN = "test-token-0123456789abcdef";
+  static final ManualClock CLOCK = ManualClock.at("2026-11-29T23:00:00Z");
+  static final String DEADLINE = "2026-11-30T06:00:00Z";
+  private static final AtomicInteger JOBS = new AtomicInteger();
+
+  private static ApiTestNode shared;
+
+  final FencekeeperNode node;
+  final int port;
+  final ApiMetrics metrics = new ApiMetrics();
+  final String base;
+  final HttpClient http =
+      HttpClient.newBuilder()
+          .connectTimeout(Duration.ofSeconds(5))
+          .version(HttpClient.Version.HTTP_1_1)
+          .build();
+  final ObjectMapper json = ApiJson.mapper();
+
+  private ApiTestNode() throws Exception {
+    Path dir = Files.createTempDirectory("fk-api");
+    node =
+        FencekeeperNode.builder(
+                FencekeeperNode.config(TestNodes.overrides(TestDatabases.h2File(dir), dir)))
+            .clock(CLOCK)
+            .workers(0)
+            .start()
+            .awaitUp(Duration.ofSeconds(60));
+    ApiSettings settings = ApiSettings.from(node.settings()).withPort(0).withToken(TOKEN);
+    var binding =
+        HttpApi.start(node, settings, metrics).toCompletableFuture().get(30, TimeUnit.SECONDS);
+    port = binding.localAddress().getPort();
+    base = "http://127.0.0.1:" + port;
+  }
+
+  /** A node of its own, for tests that would disturb the shared one; the caller closes it. */
+  static ApiTestNode fresh() {
+    try {
+      return new ApiTestNode();
+    } catch (Exception e) {
+      throw new IllegalStateException("API test node did not start", e);
+    }
+  }
+
+  static synchronized ApiTestNode get() {
+    if (shared == null) {
+      try {
+        shared = new ApiTestNode();
+      } catch (Exception e) {
+        throw new IllegalStateException("API test node did not start", e);
+      }
+      Runtime.getRuntime().addShutdownHook(new Thread(shared.node::close));
+    }
+    return shared;
+  }
+
+  static String newJob(String prefix) {
+    return prefix + "-" + JOBS.incrementAndGet();
+  }
+
+  /** Percent-encodes an id as one path segment. */
+  static String seg(String id) {
+    return URLEncoder.encode(id, StandardCharsets.UTF_8);
+  }
+
+  record Answer(int status, String body, java.net.http.HttpHeaders headers, ObjectMapper json) {
+    JsonNode tree() {
+      try {
+        return json.readTree(body);
+      } catch (IOException e) {
+        throw new UncheckedIOException("not JSON: " + body, e);
+      }
+    }
+
+    String error() {
+      return tree().path("error").asText();
+    }
+  }
+
+  Answer get(String path) {
+    return send(HttpRequest.newBuilder(URI.create(base + path)).GET(), null);
+  }
+
+  Answer post(String path, String body) {
+    return send(
+        HttpRequest.newBuilder(URI.create(base + path))
+            .header("Content-Type", "application/json")
+            .header("Authorization", "Bearer " + TOKEN)
+            .POST(
+                body == null
+                    ? HttpRequest.BodyPublishers.noBody()
+                    : HttpRequest.BodyPublishers.ofString(body)),
+        null);
+  }
+
+  Answer send(HttpRequest.Builder request, String ignored) {
+    try {
+      HttpResponse<String> response =
+          http.send(
+              request.timeout(Duration.ofSeconds(30)).build(),
+              HttpResponse.BodyHandlers.ofString());
+      return new Answer(response.statusCode(), response.body(), response.headers(), json);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** Creates a run of {@code accounts} accounts (a-1/c-1 ...) and returns its run id. */
+  String createRun(String job, int accounts) {
+    StringBuilder list = new StringBuilder();
+    for (int i = 1; i <= accounts; i++) {
+      list.append(i > 1 ? "," : "")
+          .append("{\"accountId\":\"a-")
+          .append(i)
+          .append("\",\"cursor\":\"c-1\"}");
+    }
+    Answer created =
+        post(
+            "/api/runs",
+            "{\"job\":\""
+                + job
+                + "\",\"businessDate\":\"2026-11-29\",\"deadline\":\""
+                + DEADLINE
+                + "\",\"maxAttempts\":5,\"maxFailedItems\":10,"
+                + "\"scope\":{\"type\":\"inline\",\"accounts\":["
+                + list
+                + "]}}");
+    if (created.status() != 201) {
+      fail("run was not created: " + created.status() + " " + created.body());
+    }
+    return job + "/2026-11-29";
+  }
+
+  static String itemId(String runId, int account) {
+    return runId + "/a-" + account + "/c-1";
+  }
+
+  /** Waits for a condition with a deadline instead of sleeping. */
+  static <T> T await(Supplier<T> probe, Predicate<T> done, Duration timeout, String what) {
+    Instant until = Instant.now().plus(timeout);
+    T last = probe.get();
+    while (!done.test(last)) {
+      if (Instant.now().isAfter(until)) {
+        fail("timed out waiting for " + what + "; last: " + last);
+      }
+      Thread.onSpinWait();
+      last = probe.get();
+    }
+    return last;
+  }
+}

@@ -1,0 +1,40 @@
+package io.fencekeeper.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fencekeeper.cli.Main;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The bench runs end to end and reports what it measured; how fast is never asserted here. */
+class BenchCommandSmokeTest {
+
+  @TempDir Path dir;
+
+  @Test
+  void benchOnH2ReportsEveryItemDoneWithItsFullAuditTrail() throws Exception {
+    Path json = dir.resolve("bench.json");
+    int exit =
+        Main.commandLine()
+            .execute(
+                "bench",
+                "--items=30",
+                "--workers=4",
+                "--databases=h2",
+                "--scheduler-threads=2",
+                "--work-dir=" + dir,
+                "--json=" + json);
+    assertEquals(0, exit);
+
+    JsonNode section = new ObjectMapper().readTree(json.toFile()).get("throughput").get(0);
+    JsonNode fencekeeper = section.get("fencekeeper");
+    assertEquals(30, fencekeeper.get("done").asInt());
+    assertEquals("SUCCEEDED", fencekeeper.get("state").asText());
+    // claim, effect record, completion: each journaled once per item
+    assertEquals(3.0, fencekeeper.get("journalEventsPerItem").asDouble(), 0.0);
+    assertEquals(30, section.get("dbScheduler").get(0).get("tasks").asInt());
+  }
+}

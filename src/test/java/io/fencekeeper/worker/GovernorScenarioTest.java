@@ -1,0 +1,225 @@
+package io.fencekeeper.worker;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.fencekeeper.node.FencekeeperNode;
+import io.fencekeeper.provider.http.HttpProvider;
+import io.fencekeeper.provider.sim.SimFaults;
+import io.fencekeeper.provider.sim.SimProviderServer;
+import io.fencekeeper.run.RunCoordinator;
+import io.fencekeeper.run.RunProgress;
+import io.fencekeeper.run.RunRequest;
+import io.fencekeeper.run.RunState;
+import io.fencekeeper.run.RunView;
+import io.fencekeeper.run.scope.AccountCursor;
+import io.fencekeeper.run.scope.Scope;
+import io.fencekeeper.testing.Await;
+import io.fencekeeper.testing.OffsetClock;
+import io.fencekeeper.testing.TestDatabases;
+import io.fencekeeper.testing.TestNodes;
+import io.fencekeeper.worker.GovernorPolicy.Mode;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The governor end to end with the simulated provider: it backs off a throttling provider, bursts
+ * to meet a deadline the normal cap would miss, and raises an alert instead of adding capacity when
+ * leases keep expiring. Figures are printed for the closing note, never asserted as speed.
+ */
+class GovernorScenarioTest {
+
+  static final LocalDate DATE = LocalDate.parse("2026-11-29");
+
+  OffsetClock clock;
+  SimProviderServer sim;
+  HttpProvider provider;
+  FencekeeperNode node;
+
+  @BeforeEach
+  void setUp() {
+    clock = new OffsetClock();
+    sim = SimProviderServer.start(0, SimFaults.NONE, 5);
+    provider = HttpProvider.create(sim.baseUrl(), Duration.ofSeconds(2), Duration.ofSeconds(5));
+  }
+
+  @AfterEach
+  void tearDown() {
+    if (node != null) {
+      node.close();
+    }
+    provider.close();
+    sim.close();
+  }
+
+  void start(GovernorPolicy.Settings governor, Duration lease, int workers) throws Exception {
+    Path dataDir = Files.createTempDirectory("fencekeeper-governor");
+    Map<String, Object> overrides = TestNodes.overrides(TestDatabases.h2File(dataDir), dataDir);
+    overrides.put("fencekeeper.lease", lease.toMillis() + "ms");
+    node =
+        FencekeeperNode.builder(FencekeeperNode.config(overrides))
+            .clock(clock)
+            .provider(provider)
+            .workers(workers)
+            .governor(governor)
+            .start()
+            .awaitUp(Duration.ofSeconds(30));
+  }
+
+  static List<AccountCursor> accounts(String prefix, int count) {
+    List<AccountCursor> accounts = new ArrayList<>();
+    for (int i = 1; i <= count; i++) {
+      accounts.add(new AccountCursor(prefix + "-" + i, "c-1"));
+    }
+    return accounts;
+  }
+
+  RunView create(String job, int items, Instant deadline) throws Exception {
+    RunRequest request =
+        new RunRequest(job, DATE, new Scope.Inline(accounts(job, items)), deadline, 10, items);
+    return assertInstanceOf(
+            RunCoordinator.Created.class,
+            node.runs().create(request).toCompletableFuture().get(30, TimeUnit.SECONDS))
+        .run();
+  }
+
+  RunView view(String runId) {
+    try {
+      return node.runs().get(runId).toCompletableFuture().get(10, TimeUnit.SECONDS).orElseThrow();
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  RunView awaitEnded(String runId, Duration timeout) {
+    return Await.until(timeout, "run " + runId, () -> view(runId), r -> r.state().ended());
+  }
+
+  static boolean everMode(RunView run, Mode mode) {
+    return run.governor() != null
+        && run.governor().changes().stream().anyMatch(c -> c.mode() == mode);
+  }
+
+  static String decisions(RunView run) {
+    StringBuilder out = new StringBuilder();
+    for (RunProgress.GovernorChange change : run.governor().changes()) {
+      out.append(
+          String.format(
+              "%n    %s %s cap %d: %s", change.at(), change.mode(), change.cap(), change.reason()));
+    }
+    return out.toString();
+  }
+
+  @Test
+  void throttlingProviderGetsFarFewer429sThanAFixedCapOfTheSameSize() throws Exception {
+    sim.setFaults(SimFaults.NONE.withThrottlePerSecond(150));
+    GovernorPolicy.Settings governed = GovernorPolicy.Settings.defaults().withCaps(16, 16, 1);
+    start(governed, Duration.ofSeconds(30), 16);
+    Instant deadline = clock.instant().plus(Duration.ofHours(1));
+
+    long startGoverned = System.nanoTime();
+    RunView governedRun =
+        awaitEnded(create("governed", 600, deadline).runId(), Duration.ofMinutes(3));
+    double governedSeconds = (System.nanoTime() - startGoverned) / 1e9;
+
+    // the same cap, but it may never move: min = normal = burst
+    node.runs()
+        .setGovernor(GovernorPolicy.Settings.defaults().withCaps(16, 16, 16))
+        .toCompletableFuture()
+        .get(10, TimeUnit.SECONDS);
+    long startFixed = System.nanoTime();
+    RunView fixedRun = awaitEnded(create("fixed", 600, deadline).runId(), Duration.ofMinutes(3));
+    double fixedSeconds = (System.nanoTime() - startFixed) / 1e9;
+
+    System.out.printf(
+        "governor vs throttling provider (150 req/s, 2 requests per item): governed %d x 429 in"
+            + " %.1f s (%.0f items/s), fixed cap %d x 429 in %.1f s (%.0f items/s); decisions:%s%n",
+        governedRun.throttledAnswers(),
+        governedSeconds,
+        600 / governedSeconds,
+        fixedRun.throttledAnswers(),
+        fixedSeconds,
+        600 / fixedSeconds,
+        decisions(governedRun));
+    assertEquals(RunState.SUCCEEDED, governedRun.state());
+    assertEquals(RunState.SUCCEEDED, fixedRun.state());
+    assertTrue(everMode(governedRun, Mode.THROTTLED), decisions(governedRun));
+    assertTrue(
+        governedRun.throttledAnswers() * 2 < fixedRun.throttledAnswers(),
+        "governed " + governedRun.throttledAnswers() + " vs fixed " + fixedRun.throttledAnswers());
+  }
+
+  @Test
+  void tightDeadlineEngagesBurstAndTheRunFinishesInTime() throws Exception {
+    // 300 items of ~2 x 40 ms: 12+ s at the normal cap of 2, well under 2 s at the burst cap
+    sim.setFaults(SimFaults.NONE.withLatency(40, 0));
+    start(GovernorPolicy.Settings.defaults().withCaps(2, 24, 1), Duration.ofSeconds(30), 24);
+    Instant deadline = clock.instant().plus(Duration.ofSeconds(8));
+    RunView run = awaitEnded(create("burst", 300, deadline).runId(), Duration.ofMinutes(2));
+    System.out.printf(
+        "burst: %s at %s for a deadline of %s; decisions:%s%n",
+        run.state(), run.endedAt(), deadline, decisions(run));
+    assertEquals(RunState.SUCCEEDED, run.state());
+    assertTrue(run.endedAt().isBefore(deadline));
+    assertTrue(everMode(run, Mode.BURST), decisions(run));
+  }
+
+  @Test
+  void theNormalCapAloneMissesTheSameDeadline() throws Exception {
+    sim.setFaults(SimFaults.NONE.withLatency(40, 0));
+    // burst = normal: nothing to add when the deadline is at risk
+    start(GovernorPolicy.Settings.defaults().withCaps(2, 2, 1), Duration.ofSeconds(30), 24);
+    Instant deadline = clock.instant().plus(Duration.ofSeconds(8));
+    RunView run = awaitEnded(create("no-burst", 300, deadline).runId(), Duration.ofMinutes(2));
+    System.out.printf(
+        "normal cap only: %s with %d of 300 done at the deadline%n",
+        run.state(), run.counts().done());
+    assertEquals(RunState.PARTIAL, run.state());
+  }
+
+  @Test
+  void expiringLeasesRaiseAStaleAlertAndAddNoCapacity() throws Exception {
+    sim.setFaults(SimFaults.NONE.withLatency(150, 0));
+    GovernorPolicy.Settings settings = GovernorPolicy.Settings.defaults().withCaps(4, 32, 1);
+    start(settings, Duration.ofSeconds(5), 32);
+    RunView run = create("stale", 400, clock.instant().plus(Duration.ofHours(2)));
+    // workers that stall past their leases: every jump expires every lease in flight
+    for (int i = 0; i < 20 && !everMode(view(run.runId()), Mode.ALERT_STALE); i++) {
+      long doneBefore = view(run.runId()).counts().done();
+      Await.until(
+          Duration.ofSeconds(30),
+          "the workers to be mid-flight",
+          () -> {
+            RunView now = view(run.runId());
+            return now.counts().done() > doneBefore && now.counts().leased() > 0;
+          });
+      clock.jump(Duration.ofSeconds(6));
+    }
+    RunView alerted =
+        Await.until(
+            Duration.ofSeconds(30),
+            "a stale-claim alert",
+            () -> view(run.runId()),
+            r -> everMode(r, Mode.ALERT_STALE));
+    System.out.printf("stale alert; decisions:%s%n", decisions(alerted));
+    for (RunProgress.GovernorChange change : alerted.governor().changes()) {
+      assertTrue(change.cap() <= settings.normalCap(), "no capacity added: " + change);
+    }
+    assertTrue(
+        alerted.governor().changes().stream()
+            .anyMatch(c -> c.mode() == Mode.ALERT_STALE && c.reason().contains("lease duration")));
+    node.runs().cancel(run.runId()).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    assertEquals(RunState.CANCELLED, awaitEnded(run.runId(), Duration.ofMinutes(1)).state());
+  }
+}
