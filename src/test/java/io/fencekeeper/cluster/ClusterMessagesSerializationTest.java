@@ -47,7 +47,7 @@ class ClusterMessagesSerializationTest {
             new AttemptResult.Closed(),
             new AttemptResult.Abandoned("no answer"));
     for (AttemptResult result : results) {
-      RunDispatcher.Settled settled = new RunDispatcher.Settled(7, result);
+      RunDispatcher.Settled settled = new RunDispatcher.Settled(7, result, 1);
       var serializer = serialization.findSerializerFor(settled);
       byte[] bytes = serializer.toBinary(settled);
       Object back =
