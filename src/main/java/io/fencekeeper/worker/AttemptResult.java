@@ -1,9 +1,25 @@
 package io.fencekeeper.worker;
 
+import com.fasterxml.jackson.annotation.JsonSubTypes;
+import com.fasterxml.jackson.annotation.JsonTypeInfo;
 import io.fencekeeper.CborSerializable;
 import java.time.Instant;
 
-/** How one attempt at an item ended, as the dispatcher needs to know it. */
+/**
+ * How one attempt at an item ended, as the dispatcher needs to know it. It crosses the network when
+ * the worker and the dispatcher live on different nodes, so the kind travels as a name, never as a
+ * class name.
+ */
+@JsonTypeInfo(use = JsonTypeInfo.Id.NAME, property = "type")
+@JsonSubTypes({
+  @JsonSubTypes.Type(value = AttemptResult.Done.class, name = "done"),
+  @JsonSubTypes.Type(value = AttemptResult.Failed.class, name = "failed"),
+  @JsonSubTypes.Type(value = AttemptResult.RetryAt.class, name = "retry-at"),
+  @JsonSubTypes.Type(value = AttemptResult.Held.class, name = "held"),
+  @JsonSubTypes.Type(value = AttemptResult.Lost.class, name = "lost"),
+  @JsonSubTypes.Type(value = AttemptResult.Closed.class, name = "closed"),
+  @JsonSubTypes.Type(value = AttemptResult.Abandoned.class, name = "abandoned")
+})
 public sealed interface AttemptResult extends CborSerializable
     permits AttemptResult.Done,
         AttemptResult.Failed,

@@ -1,0 +1,173 @@
+package io.fencekeeper.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+
+import io.fencekeeper.item.ItemAudit;
+import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.WorkItem;
+import io.fencekeeper.node.FencekeeperNode;
+import io.fencekeeper.node.NodeConfig;
+import io.fencekeeper.provider.Provider;
+import io.fencekeeper.run.RunCoordinator;
+import io.fencekeeper.run.RunRequest;
+import io.fencekeeper.run.RunView;
+import io.fencekeeper.run.scope.AccountCursor;
+import io.fencekeeper.run.scope.Scope;
+import io.fencekeeper.testing.TestDatabases;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Nodes of the cluster profile ({@code conf/cluster.conf}) with timings shrunk for tests, in the
+ * same proportions as production: failure detection + resolver decision + removal margin stay below
+ * the lease, so a downed node has stopped before its leases can expire elsewhere.
+ */
+final class ClusterFixture {
+
+  static final Path CLUSTER_CONF = Path.of("conf/cluster.conf").toAbsolutePath();
+  static final LocalDate DATE = LocalDate.parse("2026-11-29");
+  static final Duration LEASE = Duration.ofSeconds(5);
+
+  private ClusterFixture() {}
+
+  /** The test timings, as HOCON paths (also written into the process tests' config files). */
+  static Map<String, Object> testTimings() {
+    Map<String, Object> timings = new HashMap<>();
+    timings.put("fencekeeper.lease", LEASE.toMillis() + "ms");
+    timings.put("pekko.cluster.failure-detector.heartbeat-interval", "300ms");
+    timings.put("pekko.cluster.failure-detector.acceptable-heartbeat-pause", "1200ms");
+    timings.put("pekko.cluster.split-brain-resolver.stable-after", "1500ms");
+    timings.put("pekko.cluster.split-brain-resolver.down-all-when-unstable", "4s");
+    timings.put("pekko.cluster.sharding.rebalance-interval", "2s");
+    timings.put("pekko.cluster.gossip-interval", "300ms");
+    timings.put("pekko.cluster.leader-actions-interval", "300ms");
+    timings.put("pekko.loglevel", "WARNING");
+    return timings;
+  }
+
+  static Map<String, Object> nodeOverrides(
+      TestDatabases.Target db, Path dataDir, List<String> seeds, boolean worker) {
+    Map<String, Object> overrides = new HashMap<>(testTimings());
+    overrides.put("FENCEKEEPER_DB_URL", db.url());
+    overrides.put("fencekeeper.db.url", db.url());
+    overrides.put("fencekeeper.db.user", db.user());
+    overrides.put("fencekeeper.db.password", db.password());
+    overrides.put("fencekeeper.db.max-connections", 4);
+    overrides.put("fencekeeper.data-dir", dataDir.toString());
+    overrides.put("fencekeeper.seed-nodes", String.join(",", seeds));
+    overrides.put("pekko.remote.artery.canonical.port", 0);
+    overrides.put("pekko.coordinated-shutdown.run-by-jvm-shutdown-hook", "off");
+    if (!worker) {
+      overrides.put("pekko.cluster.roles", List.of());
+    }
+    return overrides;
+  }
+
+  /** A node in this JVM; {@code seeds} empty makes it the first node (it joins itself). */
+  static FencekeeperNode startNode(
+      TestDatabases.Target db,
+      Path dataDir,
+      List<String> seeds,
+      Provider provider,
+      int workers,
+      Map<String, Object> extra)
+      throws TimeoutException {
+    Map<String, Object> overrides = nodeOverrides(db, dataDir, seeds, workers > 0);
+    overrides.putAll(extra);
+    FencekeeperNode node =
+        FencekeeperNode.builder(NodeConfig.load(Optional.of(CLUSTER_CONF), overrides))
+            .provider(provider)
+            .workers(workers)
+            .start();
+    return node.awaitUp(Duration.ofSeconds(60));
+  }
+
+  static List<AccountCursor> accounts(int count) {
+    List<AccountCursor> accounts = new ArrayList<>();
+    for (int i = 1; i <= count; i++) {
+      accounts.add(new AccountCursor(String.format("acct-%05d", i), "cur-1"));
+    }
+    return accounts;
+  }
+
+  static RunView createRun(FencekeeperNode via, String job, List<AccountCursor> accounts)
+      throws Exception {
+    RunRequest request =
+        new RunRequest(
+            job, DATE, new Scope.Inline(accounts), Instant.now().plus(Duration.ofHours(1)), 20, 0);
+    return assertInstanceOf(
+            RunCoordinator.Created.class,
+            via.runs().create(request).toCompletableFuture().get(60, TimeUnit.SECONDS))
+        .run();
+  }
+
+  /** The run as the coordinator sees it; empty while the singleton is moving. */
+  static Optional<RunView> view(FencekeeperNode via, String runId) {
+    try {
+      return via.runs().get(runId).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      return Optional.empty();
+    }
+  }
+
+  static WorkItem.ItemView item(FencekeeperNode via, ItemId id) throws Exception {
+    return assertInstanceOf(
+            WorkItem.Accepted.class,
+            via.items().get(id).toCompletableFuture().get(20, TimeUnit.SECONDS))
+        .item();
+  }
+
+  /**
+   * Every item DONE and exactly one effect at the provider per item that needed one (none for a
+   * nothing-to-do item). Returns the effects-per-key histogram for the log.
+   */
+  static Map<Integer, Integer> assertOneEffectPerKey(
+      FencekeeperNode via, String job, List<AccountCursor> accounts, Map<String, Integer> effects)
+      throws Exception {
+    Map<Integer, Integer> histogram = new TreeMap<>();
+    for (AccountCursor account : accounts) {
+      ItemId id = ItemId.of(job, DATE, account.accountId(), account.cursor());
+      WorkItem.ItemView item = item(via, id);
+      assertEquals(WorkItem.Status.DONE, item.status(), id.value());
+      int count = effects.getOrDefault(id.idempotencyKey(), 0);
+      histogram.merge(count, 1, Integer::sum);
+      int expected = item.effectOutcome().kind() == WorkItem.OutcomeKind.NOTHING_TO_DO ? 0 : 1;
+      assertEquals(expected, count, "effects at the provider for " + id);
+    }
+    return histogram;
+  }
+
+  /** Every lease ever granted for the run's items, read from the journal (the audit trail). */
+  static List<WorkItem.LeaseGranted> leasesGranted(
+      FencekeeperNode via, String job, List<AccountCursor> accounts) throws Exception {
+    ItemAudit audit = new ItemAudit(via.system());
+    List<WorkItem.LeaseGranted> granted = new ArrayList<>();
+    for (AccountCursor account : accounts) {
+      ItemId id = ItemId.of(job, DATE, account.accountId(), account.cursor());
+      for (ItemAudit.Entry entry :
+          audit.trail(id).toCompletableFuture().get(20, TimeUnit.SECONDS)) {
+        if (entry.event() instanceof WorkItem.LeaseGranted lease) {
+          granted.add(lease);
+        }
+      }
+    }
+    return granted;
+  }
+
+  /** Worker ids are "{node address}/w{n}". */
+  static String nodeOf(String workerId) {
+    int slash = workerId.lastIndexOf("/w");
+    return slash < 0 ? workerId : workerId.substring(0, slash);
+  }
+}

@@ -1,0 +1,61 @@
+package io.fencekeeper.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.fencekeeper.node.FencekeeperNode;
+import io.fencekeeper.run.RunDispatcher;
+import io.fencekeeper.worker.AttemptResult;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.serialization.Serialization;
+import org.apache.pekko.serialization.SerializationExtension;
+import org.apache.pekko.serialization.Serializers;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What a worker on one node tells the dispatcher on another survives the wire: a result that does
+ * not deserialize is dropped by remoting, and the dispatcher only learns of it when the lease and
+ * the offer grace have passed.
+ */
+class ClusterMessagesSerializationTest {
+
+  static final ActorTestKit testKit =
+      ActorTestKit.create(
+          FencekeeperNode.config(
+              Map.of(
+                  "pekko.actor.provider", "local",
+                  "pekko.actor.serialize-messages", "off")));
+
+  @AfterAll
+  static void stop() {
+    testKit.shutdownTestKit();
+  }
+
+  @Test
+  void everyAttemptResultCrossesTheWireToTheDispatcher() throws Exception {
+    Serialization serialization = SerializationExtension.get(testKit.system());
+    List<AttemptResult> results =
+        List.of(
+            new AttemptResult.Done(true, true),
+            new AttemptResult.Failed("permanent"),
+            new AttemptResult.RetryAt(Instant.parse("2026-11-29T01:00:00Z")),
+            new AttemptResult.Held(Instant.parse("2026-11-29T01:00:30Z")),
+            new AttemptResult.Lost("stale token"),
+            new AttemptResult.Closed(),
+            new AttemptResult.Abandoned("no answer"));
+    for (AttemptResult result : results) {
+      RunDispatcher.Settled settled = new RunDispatcher.Settled(7, result, 1);
+      var serializer = serialization.findSerializerFor(settled);
+      byte[] bytes = serializer.toBinary(settled);
+      Object back =
+          serialization
+              .deserialize(
+                  bytes, serializer.identifier(), Serializers.manifestFor(serializer, settled))
+              .get();
+      assertEquals(settled, back);
+    }
+  }
+}

@@ -1,0 +1,79 @@
+package io.fencekeeper.cluster;
+
+import static io.fencekeeper.cluster.ClusterFixture.accounts;
+import static io.fencekeeper.cluster.ClusterFixture.assertOneEffectPerKey;
+import static io.fencekeeper.cluster.ClusterFixture.createRun;
+import static io.fencekeeper.cluster.ClusterFixture.view;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.fencekeeper.run.RunState;
+import io.fencekeeper.run.RunView;
+import io.fencekeeper.run.scope.AccountCursor;
+import io.fencekeeper.testing.Await;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * SIGSTOP of a node holding leases, for longer than its leases plus the resolver's decision: the
+ * others down it and take its items over. On SIGCONT it finds itself downed and stops; whatever its
+ * workers were in the middle of is fenced off: one effect per key, no interleaved writers.
+ */
+class PausedNodeProcessTest {
+
+  @Test
+  void pausedNodeIsDownedStopsItselfOnResumeAndNoStaleCommitLands() throws Exception {
+    try (ProcessCluster cluster =
+        new ProcessCluster(4, "--latency-ms", "100", "--jitter-ms", "40", "--seed", "5")) {
+      String job = "sigstop";
+      List<AccountCursor> accounts = accounts(400);
+      RunView created = createRun(cluster.client, job, accounts);
+      Await.until(
+          Duration.ofSeconds(90),
+          "a quarter of the run done",
+          () ->
+              view(cluster.client, created.runId())
+                  .map(r -> r.counts().done() >= 100)
+                  .orElse(false));
+      ProcessCluster.NodeProcess paused = cluster.nodes.get(2);
+      ProcessCluster.signal(paused.process(), "STOP");
+
+      // paused past failure detection + stable-after + removal margin, and past its leases:
+      // the survivors removed it and workers elsewhere took its items over
+      Await.until(
+          Duration.ofSeconds(60),
+          "the paused node downed and its leases taken over",
+          () ->
+              !cluster.isMember(paused.address())
+                  && view(cluster.client, created.runId())
+                      .map(r -> r.leaseExpiries() > 0)
+                      .orElse(false));
+      ProcessCluster.signal(paused.process(), "CONT");
+      assertTrue(
+          paused.process().waitFor(60, TimeUnit.SECONDS),
+          "the resumed node learns it was downed and stops: " + ProcessCluster.tail(paused.log()));
+
+      RunView ended =
+          Await.until(
+              Duration.ofSeconds(120),
+              "the run to end",
+              () -> view(cluster.client, created.runId()).orElse(null),
+              r -> r != null && r.state().ended());
+      assertEquals(RunState.SUCCEEDED, ended.state(), ended.toString());
+      Map<Integer, Integer> histogram =
+          assertOneEffectPerKey(cluster.client, job, accounts, cluster.ledger());
+      assertEquals(Map.of(), cluster.interleavedWriters(), "A, B, A writers per persistence id");
+      System.out.printf(
+          "SIGSTOP/SIGCONT: resumed node exited %d; run %s, stale rejections %d, lease expiries %d,"
+              + " effects-per-key %s%n",
+          paused.process().exitValue(),
+          ended.state(),
+          ended.staleRejections(),
+          ended.leaseExpiries(),
+          histogram);
+    }
+  }
+}

@@ -1,0 +1,259 @@
+package io.fencekeeper.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fencekeeper.node.FencekeeperNode;
+import io.fencekeeper.testing.Await;
+import io.fencekeeper.testing.TestDatabases;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+
+/**
+ * Three {@code serve} processes of this build, configured like production (the §4.3 environment
+ * variables over {@code conf/cluster.conf}, with the test timings in a small layered file), a
+ * {@code sim-provider} process they all call, an embedded PostgreSQL journal, and a client member
+ * in the test JVM (no role, no workers) that creates and watches runs.
+ */
+final class ProcessCluster implements AutoCloseable {
+
+  static final ObjectMapper JSON = new ObjectMapper();
+
+  /** One node process and what it needs to be found and checked. */
+  record NodeProcess(int n, Process process, int remotePort, int managementPort, Path log) {
+    String address() {
+      return "pekko://fencekeeper@127.0.0.1:" + remotePort;
+    }
+  }
+
+  final TestDatabases.Target db;
+  final Path dir;
+  final Process sim;
+  final URI simUrl;
+  final List<NodeProcess> nodes = new ArrayList<>();
+  FencekeeperNode client;
+
+  ProcessCluster(int workersPerNode, String... simFlags) throws Exception {
+    db = TestDatabases.freshPostgres();
+    dir = Files.createTempDirectory("fencekeeper-processes");
+    List<String> simCommand = new ArrayList<>(javaCommand());
+    simCommand.addAll(List.of("io.fencekeeper.cli.Main", "sim-provider", "--port", "0"));
+    simCommand.addAll(List.of(simFlags));
+    sim =
+        new ProcessBuilder(simCommand)
+            .redirectErrorStream(true)
+            .redirectOutput(dir.resolve("sim.log").toFile())
+            .start();
+    simUrl =
+        URI.create(
+            awaitLine(dir.resolve("sim.log"), Pattern.compile("listening on (http://\\S+)"), sim));
+    Path timings = dir.resolve("test-timings.conf");
+    StringBuilder conf = new StringBuilder();
+    conf.append("include file(\"").append(ClusterFixture.CLUSTER_CONF).append("\")\n");
+    ClusterFixture.testTimings()
+        .forEach((k, v) -> conf.append(k).append(" = \"").append(v).append("\"\n"));
+    Files.writeString(timings, conf);
+
+    NodeProcess first = startNode(1, workersPerNode, timings, List.of());
+    awaitReady(first);
+    List<String> seeds = List.of(first.address());
+    NodeProcess second = startNode(2, workersPerNode, timings, seeds);
+    NodeProcess third = startNode(3, workersPerNode, timings, seeds);
+    awaitReady(second);
+    awaitReady(third);
+    client = ClusterFixture.startNode(db, dir.resolve("client"), seeds, null, 0, Map.of());
+  }
+
+  private NodeProcess startNode(int n, int workers, Path conf, List<String> seeds)
+      throws IOException {
+    int remote = freePort();
+    int management = freePort();
+    List<String> command = new ArrayList<>(javaCommand());
+    command.addAll(List.of("io.fencekeeper.cli.Main", "serve", "--config", conf.toString()));
+    ProcessBuilder builder = new ProcessBuilder(command);
+    Path log = dir.resolve("node-" + n + ".log");
+    builder.redirectErrorStream(true).redirectOutput(log.toFile());
+    Map<String, String> env = builder.environment();
+    // design.md §4.3: the only way an operator configures a node
+    env.put("FENCEKEEPER_DB_URL", db.url());
+    env.put("FENCEKEEPER_DB_USER", db.user());
+    env.put("FENCEKEEPER_DB_PASSWORD", db.password());
+    env.put("FENCEKEEPER_DATA_DIR", dir.resolve("node-" + n).toString());
+    env.put("FENCEKEEPER_REMOTE_HOST", "127.0.0.1");
+    env.put("FENCEKEEPER_REMOTE_PORT", String.valueOf(remote));
+    env.put("FENCEKEEPER_HTTP_PORT", String.valueOf(freePort()));
+    env.put("FENCEKEEPER_MANAGEMENT_PORT", String.valueOf(management));
+    env.put("FENCEKEEPER_SEED_NODES", String.join(",", seeds));
+    env.put("FENCEKEEPER_PROVIDER", "http");
+    env.put("FENCEKEEPER_PROVIDER_URL", simUrl.toString());
+    env.put("FENCEKEEPER_LEASE", ClusterFixture.LEASE.toSeconds() + "s");
+    env.put("FENCEKEEPER_WORKERS", String.valueOf(workers));
+    env.put("FENCEKEEPER_LOG_LEVEL", "WARN");
+    NodeProcess node = new NodeProcess(n, builder.start(), remote, management, log);
+    nodes.add(node);
+    return node;
+  }
+
+  /** Management's /health/ready: this node is an Up member and its shard region registered. */
+  void awaitReady(NodeProcess node) {
+    HttpClient http = HttpClient.newHttpClient();
+    URI ready = URI.create("http://127.0.0.1:" + node.managementPort() + "/health/ready");
+    Await.until(
+        Duration.ofSeconds(90),
+        "node " + node.n() + " ready",
+        () -> {
+          if (!node.process().isAlive()) {
+            throw new AssertionError("node " + node.n() + " exited: " + tail(node.log()));
+          }
+          try {
+            return http.send(
+                        HttpRequest.newBuilder(ready).timeout(Duration.ofSeconds(2)).build(),
+                        HttpResponse.BodyHandlers.discarding())
+                    .statusCode()
+                == 200;
+          } catch (Exception e) {
+            return false;
+          }
+        });
+  }
+
+  boolean isMember(String address) {
+    return ThreeNodeClusterTest.isMember(client, address);
+  }
+
+  /** GET /ledger of the sim process: applied effects per idempotency key. */
+  Map<String, Integer> ledger() throws Exception {
+    HttpResponse<String> response =
+        HttpClient.newHttpClient()
+            .send(
+                HttpRequest.newBuilder(simUrl.resolve("/ledger")).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+    assertEquals(200, response.statusCode());
+    JsonNode effects = JSON.readTree(response.body()).get("effects");
+    Map<String, Integer> counts = new TreeMap<>();
+    effects.fields().forEachRemaining(e -> counts.put(e.getKey(), e.getValue().asInt()));
+    return counts;
+  }
+
+  /**
+   * For every persistence id, the writers of its events in sequence order, runs collapsed: one
+   * journal instance (one incarnation of one node) per run. A writer that comes back after another
+   * wrote (A, B, A) means two live incarnations of one entity, a split brain.
+   */
+  Map<String, List<String>> interleavedWriters() throws Exception {
+    Map<String, List<String>> runs = new LinkedHashMap<>();
+    try (Connection c = DriverManager.getConnection(db.url(), db.user(), db.password());
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "SELECT persistence_id, writer FROM event_journal"
+                    + " ORDER BY persistence_id, sequence_number")) {
+      while (rs.next()) {
+        List<String> writers = runs.computeIfAbsent(rs.getString(1), k -> new ArrayList<>());
+        String writer = rs.getString(2);
+        if (writers.isEmpty() || !writers.get(writers.size() - 1).equals(writer)) {
+          writers.add(writer);
+        }
+      }
+    }
+    assertEquals(true, runs.size() > 0, "the journal has events");
+    return runs.entrySet().stream()
+        .filter(e -> e.getValue().stream().distinct().count() < e.getValue().size())
+        .collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue));
+  }
+
+  static void signal(Process process, String signal) throws Exception {
+    Process kill =
+        new ProcessBuilder("kill", "-" + signal, String.valueOf(process.pid())).inheritIO().start();
+    assertEquals(0, kill.waitFor(), "kill -" + signal);
+  }
+
+  static int freePort() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      return socket.getLocalPort();
+    }
+  }
+
+  static List<String> javaCommand() {
+    String classpath = System.getProperty("surefire.test.class.path");
+    if (classpath == null || classpath.isBlank()) {
+      classpath = System.getProperty("java.class.path");
+    }
+    return List.of(
+        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-Xmx256m",
+        "-XX:+UseSerialGC",
+        "-XX:TieredStopAtLevel=1",
+        "-cp",
+        classpath);
+  }
+
+  static String awaitLine(Path log, Pattern pattern, Process process) {
+    return Await.until(
+        Duration.ofSeconds(60),
+        pattern + " in " + log,
+        () -> {
+          if (!process.isAlive()) {
+            throw new AssertionError("process exited: " + tail(log));
+          }
+          try {
+            Matcher m = pattern.matcher(Files.readString(log));
+            return m.find() ? m.group(1) : null;
+          } catch (IOException e) {
+            return null;
+          }
+        },
+        found -> found != null);
+  }
+
+  static String tail(Path log) {
+    try {
+      String text = Files.readString(log);
+      return text.substring(Math.max(0, text.length() - 3000));
+    } catch (IOException e) {
+      return "(no log)";
+    }
+  }
+
+  @Override
+  public void close() throws Exception {
+    if (client != null) {
+      client.system().terminate();
+      client.system().getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    }
+    for (NodeProcess node : nodes) {
+      if (node.process().isAlive()) {
+        signal(node.process(), "CONT");
+        node.process().destroy(); // SIGTERM: coordinated shutdown
+      }
+    }
+    for (NodeProcess node : nodes) {
+      if (!node.process().waitFor(30, TimeUnit.SECONDS)) {
+        node.process().destroyForcibly();
+      }
+    }
+    sim.destroy();
+    sim.waitFor(10, TimeUnit.SECONDS);
+  }
+}
