@@ -182,7 +182,14 @@ public final class FencekeeperNode implements AutoCloseable {
               return thread;
             });
     RunItemStore runItems = new RunItemStore(database);
-    ItemGateway items = new ShardedItems(system, Duration.ofSeconds(15));
+    // a third of the lease (2-15 s): a worker waiting on an item whose shard died must give up
+    // while there is still lease to take over, not after (measured: 15 s made takeover ~22 s)
+    Duration third = settings.lease().dividedBy(3);
+    Duration askTimeout =
+        third.compareTo(Duration.ofSeconds(2)) < 0
+            ? Duration.ofSeconds(2)
+            : third.compareTo(Duration.ofSeconds(15)) > 0 ? Duration.ofSeconds(15) : third;
+    ItemGateway items = new ShardedItems(system, askTimeout);
     RunDispatcher.Dependencies dispatcherDeps =
         new RunDispatcher.Dependencies(
             b.clock,
