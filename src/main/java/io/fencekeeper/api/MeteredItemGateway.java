@@ -87,6 +87,13 @@ public final class MeteredItemGateway implements ItemGateway {
   }
 
   @Override
+  public CompletionStage<Reply> recordEffectAndComplete(
+      ItemId item, long token, WorkItem.EffectOutcome outcome) {
+    return observe(
+        "record_effect_and_complete", () -> delegate.recordEffectAndComplete(item, token, outcome));
+  }
+
+  @Override
   public CompletionStage<Reply> fail(
       ItemId item, long token, String error, boolean retryable, Duration retryAfter) {
     return observe("fail", () -> delegate.fail(item, token, error, retryable, retryAfter));

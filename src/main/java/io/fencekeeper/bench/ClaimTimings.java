@@ -80,6 +80,12 @@ final class ClaimTimings implements ItemGateway {
   }
 
   @Override
+  public CompletionStage<Reply> recordEffectAndComplete(
+      ItemId item, long token, io.fencekeeper.item.WorkItem.EffectOutcome outcome) {
+    return items.recordEffectAndComplete(item, token, outcome);
+  }
+
+  @Override
   public CompletionStage<Reply> fail(
       ItemId item, long token, String error, boolean retryable, Duration retryAfter) {
     return items.fail(item, token, error, retryable, retryAfter);

@@ -22,6 +22,9 @@ public interface ItemGateway {
 
   CompletionStage<Reply> complete(ItemId item, long token);
 
+  /** The effect record and the completion in one write (both events stay in the audit). */
+  CompletionStage<Reply> recordEffectAndComplete(ItemId item, long token, EffectOutcome outcome);
+
   CompletionStage<Reply> fail(
       ItemId item, long token, String error, boolean retryable, Duration retryAfter);
 

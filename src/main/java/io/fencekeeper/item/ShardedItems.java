@@ -60,6 +60,12 @@ public final class ShardedItems implements ItemGateway {
   }
 
   @Override
+  public CompletionStage<Reply> recordEffectAndComplete(
+      ItemId item, long token, EffectOutcome outcome) {
+    return ask(item, r -> new WorkItem.RecordEffectAndComplete(token, outcome, r));
+  }
+
+  @Override
   public CompletionStage<Reply> fail(
       ItemId item, long token, String error, boolean retryable, Duration retryAfter) {
     return ask(item, r -> new WorkItem.Fail(token, error, retryable, retryAfter, r));

@@ -4,6 +4,7 @@ import io.fencekeeper.CborSerializable;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
@@ -109,6 +110,7 @@ public final class WorkItem
           RecordEffect,
           MarkAmbiguous,
           Complete,
+          RecordEffectAndComplete,
           Fail,
           Release,
           Close,
@@ -129,6 +131,14 @@ public final class WorkItem
       implements Command {}
 
   public record Complete(long token, ActorRef<Reply> replyTo) implements Command {}
+
+  /**
+   * RecordEffect and Complete in one round trip, as the worker's last step: both events are
+   * journaled together (one atomic write), so the audit trail is the same and the worker saves an
+   * ask and a journal write per item.
+   */
+  public record RecordEffectAndComplete(long token, EffectOutcome outcome, ActorRef<Reply> replyTo)
+      implements Command {}
 
   public record Fail(
       long token, String error, boolean retryable, Duration retryAfter, ActorRef<Reply> replyTo)
@@ -461,6 +471,7 @@ public final class WorkItem
         .onCommand(RecordEffect.class, this::onRecordEffect)
         .onCommand(MarkAmbiguous.class, this::onMarkAmbiguous)
         .onCommand(Complete.class, this::onComplete)
+        .onCommand(RecordEffectAndComplete.class, this::onRecordEffectAndComplete)
         .onCommand(Fail.class, this::onFail)
         .onCommand(Release.class, this::onRelease)
         .onCommand(Close.class, this::onClose)
@@ -580,6 +591,30 @@ public final class WorkItem
     }
     return Effect()
         .persist(new MarkedAmbiguous(cmd.token(), truncate(cmd.reason()), now))
+        .thenReply(cmd.replyTo(), this::accepted);
+  }
+
+  private ReplyEffect<Event, State> onRecordEffectAndComplete(
+      State state, RecordEffectAndComplete cmd) {
+    if (cmd.outcome() == null || cmd.outcome().kind() == null) {
+      return invalid(cmd.replyTo(), "outcome", "outcome with a kind is required");
+    }
+    Instant now = clock.instant();
+    String lost = leaseProblem(state, cmd.token(), now, true);
+    if (lost != null) {
+      return rejectStale(state, "RecordEffectAndComplete", cmd.token(), lost, now, cmd.replyTo());
+    }
+    if (state.effect() == EffectStatus.RECORDED) {
+      // invariant 3: at most one effect record per item
+      return Effect()
+          .reply(
+              cmd.replyTo(), new Invalid("outcome", "an effect is already recorded for this item"));
+    }
+    return Effect()
+        .persist(
+            List.of(
+                new EffectRecorded(cmd.token(), cmd.outcome(), now),
+                new ItemCompleted(cmd.token(), now)))
         .thenReply(cmd.replyTo(), this::accepted);
   }
 

@@ -265,11 +265,14 @@ public final class ItemAttempt {
 
   private CompletionStage<AttemptResult> recordOutcome(EffectOutcome outcome) {
     return ctx.items()
-        .recordEffect(item, claim.token(), outcome)
+        .recordEffectAndComplete(item, claim.token(), outcome)
         .thenCompose(
             reply -> {
-              if (reply instanceof WorkItem.Accepted) {
-                return complete();
+              if (reply instanceof WorkItem.Accepted a
+                  && a.item().status() == WorkItem.Status.DONE) {
+                return done(
+                    new AttemptResult.Done(
+                        claim.takeover(), claim.effect() == EffectStatus.AMBIGUOUS || lookedUp));
               }
               if (reply instanceof WorkItem.Invalid) {
                 // already recorded by this very attempt (a retried write): finish it

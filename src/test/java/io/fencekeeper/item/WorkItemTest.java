@@ -531,6 +531,39 @@ class WorkItemTest {
   }
 
   @Test
+  void recordEffectAndCompleteJournalsBothEventsAndIsDone() {
+    Claimed c = claim("w-1");
+    var result = run(r -> new WorkItem.RecordEffectAndComplete(c.token(), applied(), r));
+    assertEquals(Status.DONE, assertInstanceOf(Accepted.class, result.reply()).item().status());
+    assertEquals(2, result.events().size());
+    assertInstanceOf(WorkItem.EffectRecorded.class, result.events().get(0));
+    assertInstanceOf(WorkItem.ItemCompleted.class, result.events().get(1));
+    assertEquals(EffectStatus.RECORDED, kit.getState().effect());
+  }
+
+  @Test
+  void recordEffectAndCompleteAfterTheLeaseExpiredIsLeaseLost() {
+    Claimed c = claim("w-1");
+    clock.advance(LEASE);
+    assertStaleRejection(
+        run(r -> new WorkItem.RecordEffectAndComplete(c.token(), applied(), r)),
+        "RecordEffectAndComplete",
+        1,
+        1);
+    assertEquals(Status.LEASED, kit.getState().status());
+    assertEquals(EffectStatus.NONE, kit.getState().effect());
+  }
+
+  @Test
+  void recordEffectAndCompleteOverARecordedEffectIsRefused() {
+    Claimed c = claim("w-1");
+    recordEffect(c.token());
+    var result = run(r -> new WorkItem.RecordEffectAndComplete(c.token(), applied(), r));
+    assertInstanceOf(Invalid.class, result.reply());
+    assertTrue(result.hasNoEvents());
+  }
+
+  @Test
   void restartRebuildsExactlyTheStateFromTheJournal() {
     Claimed first = claim("w-1");
     run(r -> new WorkItem.MarkAmbiguous(first.token(), "reset", r));

@@ -192,13 +192,13 @@ class ResidualWindowTest {
               boolean held;
 
               @Override
-              public synchronized CompletionStage<WorkItem.Reply> recordEffect(
+              public synchronized CompletionStage<WorkItem.Reply> recordEffectAndComplete(
                   ItemId item, long token, WorkItem.EffectOutcome outcome) {
                 if (item.equals(paused) && !held) {
                   held = true; // the worker applied, then stalls before telling the item
-                  return wake.thenCompose(w -> super.recordEffect(item, token, outcome));
+                  return wake.thenCompose(w -> super.recordEffectAndComplete(item, token, outcome));
                 }
-                return super.recordEffect(item, token, outcome);
+                return super.recordEffectAndComplete(item, token, outcome);
               }
             });
     RunView run = create(job, List.of(new AccountCursor(paused.accountId(), paused.cursor())));
