@@ -564,23 +564,42 @@ public final class WorkItem
   }
 
   private ReplyEffect<Event, State> onRecordEffect(State state, RecordEffect cmd) {
-    if (cmd.outcome() == null || cmd.outcome().kind() == null) {
-      return invalid(cmd.replyTo(), "outcome", "outcome with a kind is required");
+    return recordEffect(state, "RecordEffect", cmd.token(), cmd.outcome(), false, cmd.replyTo());
+  }
+
+  private ReplyEffect<Event, State> onRecordEffectAndComplete(
+      State state, RecordEffectAndComplete cmd) {
+    return recordEffect(
+        state, "RecordEffectAndComplete", cmd.token(), cmd.outcome(), true, cmd.replyTo());
+  }
+
+  /**
+   * The effect record, alone or with the completion in the same write. Invariant 3: at most one
+   * effect record per item, and only under a live lease with the current token.
+   */
+  private ReplyEffect<Event, State> recordEffect(
+      State state,
+      String command,
+      long token,
+      EffectOutcome outcome,
+      boolean complete,
+      ActorRef<Reply> replyTo) {
+    if (outcome == null || outcome.kind() == null) {
+      return invalid(replyTo, "outcome", "outcome with a kind is required");
     }
     Instant now = clock.instant();
-    String lost = leaseProblem(state, cmd.token(), now, true);
+    String lost = leaseProblem(state, token, now, true);
     if (lost != null) {
-      return rejectStale(state, "RecordEffect", cmd.token(), lost, now, cmd.replyTo());
+      return rejectStale(state, command, token, lost, now, replyTo);
     }
     if (state.effect() == EffectStatus.RECORDED) {
-      // invariant 3: at most one effect record per item
-      return Effect()
-          .reply(
-              cmd.replyTo(), new Invalid("outcome", "an effect is already recorded for this item"));
+      return invalid(replyTo, "outcome", "an effect is already recorded for this item");
     }
-    return Effect()
-        .persist(new EffectRecorded(cmd.token(), cmd.outcome(), now))
-        .thenReply(cmd.replyTo(), this::accepted);
+    List<Event> events =
+        complete
+            ? List.of(new EffectRecorded(token, outcome, now), new ItemCompleted(token, now))
+            : List.of(new EffectRecorded(token, outcome, now));
+    return Effect().persist(events).thenReply(replyTo, this::accepted);
   }
 
   private ReplyEffect<Event, State> onMarkAmbiguous(State state, MarkAmbiguous cmd) {
@@ -591,30 +610,6 @@ public final class WorkItem
     }
     return Effect()
         .persist(new MarkedAmbiguous(cmd.token(), truncate(cmd.reason()), now))
-        .thenReply(cmd.replyTo(), this::accepted);
-  }
-
-  private ReplyEffect<Event, State> onRecordEffectAndComplete(
-      State state, RecordEffectAndComplete cmd) {
-    if (cmd.outcome() == null || cmd.outcome().kind() == null) {
-      return invalid(cmd.replyTo(), "outcome", "outcome with a kind is required");
-    }
-    Instant now = clock.instant();
-    String lost = leaseProblem(state, cmd.token(), now, true);
-    if (lost != null) {
-      return rejectStale(state, "RecordEffectAndComplete", cmd.token(), lost, now, cmd.replyTo());
-    }
-    if (state.effect() == EffectStatus.RECORDED) {
-      // invariant 3: at most one effect record per item
-      return Effect()
-          .reply(
-              cmd.replyTo(), new Invalid("outcome", "an effect is already recorded for this item"));
-    }
-    return Effect()
-        .persist(
-            List.of(
-                new EffectRecorded(cmd.token(), cmd.outcome(), now),
-                new ItemCompleted(cmd.token(), now)))
         .thenReply(cmd.replyTo(), this::accepted);
   }
 
