@@ -13,6 +13,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fencekeeper.item.ItemAudit;
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.node.FencekeeperNode;
+import io.fencekeeper.run.RunItemStore;
 import io.fencekeeper.run.RunService;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -72,7 +73,7 @@ public final class HttpApi {
       ItemGateway items,
       ItemAudit audit,
       RunScopes scopes,
-      RunItemQueries queries,
+      RunItemStore queries,
       ExecutorService blocking,
       ApiMetrics metrics,
       AtomicReference<GovernorSettings> governor) {
@@ -141,7 +142,8 @@ public final class HttpApi {
               thread.setDaemon(true);
               return thread;
             });
-    RunItemQueries queries = new RunItemQueries(node.database());
+    // the node owns the run_item store and its pool; the API only reads through it
+    RunItemStore queries = node.runItems();
     HttpApi api =
         new HttpApi(
             settings,
@@ -170,7 +172,6 @@ public final class HttpApi {
                     .exceptionally(failure -> Done.getInstance())
                     .thenApply(
                         done -> {
-                          queries.close();
                           blocking.shutdown();
                           return Done.getInstance();
                         }));
@@ -184,7 +185,6 @@ public final class HttpApi {
                     ? "bearer token required for mutations"
                     : "loopback, no token");
           } else {
-            queries.close();
             blocking.shutdown();
           }
         });

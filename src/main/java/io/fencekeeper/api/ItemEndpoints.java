@@ -6,6 +6,7 @@ import io.fencekeeper.item.ItemAudit;
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.WorkItem;
+import io.fencekeeper.run.RunItemStore;
 import io.fencekeeper.run.RunService;
 import io.fencekeeper.run.RunView;
 import java.time.Duration;
@@ -32,7 +33,7 @@ final class ItemEndpoints {
   private final ItemGateway items;
   private final ItemAudit audit;
   private final RunScopes scopes;
-  private final RunItemQueries queries;
+  private final RunItemStore queries;
   private final Executor blocking;
   private final Duration maxLease;
   private final Set<String> knownItems = ConcurrentHashMap.newKeySet();
@@ -43,7 +44,7 @@ final class ItemEndpoints {
       ItemGateway items,
       ItemAudit audit,
       RunScopes scopes,
-      RunItemQueries queries,
+      RunItemStore queries,
       Executor blocking,
       Duration maxLease) {
     this.mapper = mapper;

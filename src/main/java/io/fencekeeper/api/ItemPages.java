@@ -3,6 +3,7 @@ package io.fencekeeper.api;
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.WorkItem;
+import io.fencekeeper.run.RunItemStore;
 import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -24,11 +25,11 @@ final class ItemPages {
   static final int MAX_LIMIT = 500;
   static final int MAX_SCAN = 2000;
 
-  private final RunItemQueries queries;
+  private final RunItemStore queries;
   private final ItemGateway items;
   private final Executor blocking;
 
-  ItemPages(RunItemQueries queries, ItemGateway items, Executor blocking) {
+  ItemPages(RunItemStore queries, ItemGateway items, Executor blocking) {
     this.queries = queries;
     this.items = items;
     this.blocking = blocking;
@@ -40,12 +41,12 @@ final class ItemPages {
     // DONE is final, so a cached DONE can be skipped when another status is asked for
     boolean skipDone = status != null && status != WorkItem.Status.DONE;
     return CompletableFuture.supplyAsync(
-            () -> queries.page(scopeId, afterSeq, scan, skipDone), blocking)
+            () -> queries.page(scopeId, afterSeq + 1, scan, skipDone), blocking)
         .thenCompose(
             rows -> {
               String[] runParts = runId.split("/");
               List<CompletableFuture<WorkItem.ItemView>> views = new ArrayList<>(rows.size());
-              for (RunItemQueries.Row row : rows) {
+              for (RunItemStore.Row row : rows) {
                 ItemId id =
                     ItemId.of(
                         runParts[0], LocalDate.parse(runParts[1]), row.accountId(), row.cursor());

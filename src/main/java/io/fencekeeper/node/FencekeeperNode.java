@@ -334,6 +334,11 @@ public final class FencekeeperNode implements AutoCloseable {
     return schedules;
   }
 
+  /** The run_item table: every run's staged scope. */
+  public RunItemStore runItems() {
+    return runItems;
+  }
+
   public RunService runs() {
     return runs;
   }

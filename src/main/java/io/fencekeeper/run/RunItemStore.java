@@ -74,9 +74,19 @@ public final class RunItemStore implements AutoCloseable {
 
   /** Up to {@code limit} items with {@code seq >= fromSeq}, in order. */
   public List<Row> page(String scopeId, int fromSeq, int limit) {
+    return page(scopeId, fromSeq, limit, false);
+  }
+
+  /**
+   * Up to {@code limit} items with {@code seq >= fromSeq}, in order; {@code skipDone} leaves out
+   * items whose cached status is DONE (final, so the cache can be trusted for it).
+   */
+  public List<Row> page(String scopeId, int fromSeq, int limit, boolean skipDone) {
     String sql =
         "SELECT seq, account_id, provider_cursor, status FROM run_item"
-            + " WHERE scope_id = ? AND seq >= ? ORDER BY seq LIMIT ?";
+            + " WHERE scope_id = ? AND seq >= ?"
+            + (skipDone ? " AND status <> " + DONE : "")
+            + " ORDER BY seq LIMIT ?";
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(sql)) {
       ps.setString(1, scopeId);
@@ -91,6 +101,24 @@ public final class RunItemStore implements AutoCloseable {
       return rows;
     } catch (SQLException e) {
       throw new IllegalStateException("could not read the scope of a run: " + e.getMessage(), e);
+    }
+  }
+
+  /** Whether the staged scope contains this account and cursor (indexed, see V3). */
+  public boolean contains(String scopeId, String accountId, String cursor) {
+    String sql =
+        "SELECT 1 FROM run_item WHERE scope_id = ? AND account_id = ? AND provider_cursor = ?"
+            + " FETCH FIRST 1 ROWS ONLY";
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setString(1, scopeId);
+      ps.setString(2, accountId);
+      ps.setString(3, cursor);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next();
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not look the item up: " + e.getMessage(), e);
     }
   }
 

@@ -72,7 +72,8 @@ class JournalDatabaseTest {
                 "fencekeeper.db.user", target.user(),
                 "fencekeeper.db.password", target.password()));
     JournalDatabase db = JournalDatabase.from(settings);
-    assertEquals(2, db.migrate(), "first start runs every migration: journal, run items");
+    assertEquals(
+        3, db.migrate(), "first start runs every migration: journal, run items, lookup index");
     assertEquals(0, db.migrate(), "a restart finds it current");
     Set<String> tables = new HashSet<>();
     Set<String> indexes = new HashSet<>();
