@@ -35,8 +35,16 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--items", defaultValue = "10000", description = "items (and db-scheduler tasks)")
   int items;
 
-  @Option(names = "--workers", defaultValue = "32", description = "Fencekeeper worker pool size")
+  @Option(names = "--workers", defaultValue = "128", description = "Fencekeeper worker pool size")
   int workers;
+
+  @Option(
+      names = "--warmup",
+      defaultValue = "2000",
+      description =
+          "untimed items (and db-scheduler tasks) run first on the same node / database, so"
+              + " neither side is timed while the JIT compiles (0 = none)")
+  int warmup;
 
   @Option(
       names = "--databases",
@@ -63,6 +71,11 @@ public final class BenchCommand implements Callable<Integer> {
 
   @Option(names = "--skip-db-scheduler", description = "measure Fencekeeper only")
   boolean skipDbScheduler;
+
+  @Option(
+      names = "--skip-pekko-floor",
+      description = "skip the bare event-sourced entity per item (the floor of this design)")
+  boolean skipPekkoFloor;
 
   @Option(
       names = "--provider-latency-ms",
@@ -100,13 +113,14 @@ public final class BenchCommand implements Callable<Integer> {
     Map<String, Object> report = new LinkedHashMap<>();
     report.put("machine", machine());
     report.put("configOverrides", configOverrides);
+    report.put("warmup", warmup);
     try {
       if (scale != null) {
         BenchDatabase db = database(databases.get(0), dir.resolve("scale"));
         out.printf("scale: %d items on one node, %s, %d workers%n", scale, db.name(), workers);
         FencekeeperBench.Result result =
             FencekeeperBench.run(
-                db, dir.resolve("scale"), scale, workers, new NoopProvider(), configOverrides);
+                db, dir.resolve("scale"), scale, 0, workers, new NoopProvider(), configOverrides);
         printFencekeeper(out, result);
         report.put("scale", result);
       } else {
@@ -134,14 +148,33 @@ public final class BenchCommand implements Callable<Integer> {
   private Map<String, Object> throughput(PrintStream out, String name, Path dir) throws Exception {
     Files.createDirectories(dir);
     BenchDatabase db = database(name, dir);
-    out.printf("%nthroughput on %s: %d items, no-op provider%n", db.name(), items);
+    out.printf(
+        "%nthroughput on %s: %d items, no-op provider (after an untimed warm-up of %d)%n",
+        db.name(), items, warmup);
     FencekeeperBench.Result fk =
-        FencekeeperBench.run(db, dir, items, workers, new NoopProvider(), configOverrides);
+        FencekeeperBench.run(db, dir, items, warmup, workers, new NoopProvider(), configOverrides);
     printFencekeeper(out, fk);
     Map<String, Object> section = new LinkedHashMap<>();
     section.put("database", db.name());
     section.put("fencekeeper", fk);
+    if (!skipPekkoFloor) {
+      PekkoFloorBench.Result floor =
+          PekkoFloorBench.run(db, dir, items, warmup, workers, configOverrides);
+      out.printf(
+          "  pekko floor  %2d in flight %8.0f items/s  (bare event-sourced entity per item: start,"
+              + " recover, persist 1 + 2 events, stop; cpu %.0f µs/item + db %.0f µs/item);"
+              + " Fencekeeper at %.0f%% of it%n",
+          floor.concurrency(),
+          floor.itemsPerSecond(),
+          1e6 * floor.resources().cpuSeconds() / items,
+          1e6 * floor.resources().databaseCpuSeconds() / items,
+          100 * fk.itemsPerSecond() / floor.itemsPerSecond());
+      section.put("pekkoFloor", floor);
+    }
     if (!skipDbScheduler) {
+      if (warmup > 0) {
+        DbSchedulerBench.run(db, warmup, schedulerThreads.get(0));
+      }
       List<DbSchedulerBench.Result> runs = new ArrayList<>();
       for (int threads : schedulerThreads) {
         DbSchedulerBench.Result r = DbSchedulerBench.run(db, items, threads);
@@ -197,7 +230,7 @@ public final class BenchCommand implements Callable<Integer> {
           "%nsaturation on %s: %d items, sim provider latency L=%d ms per call, cap C=%d%n",
           db.name(), saturationItems, providerLatencyMs, c);
       FencekeeperBench.Result r =
-          FencekeeperBench.run(db, dir, saturationItems, c, provider, configOverrides);
+          FencekeeperBench.run(db, dir, saturationItems, 0, c, provider, configOverrides);
       printFencekeeper(out, r);
       double idealPerCall = saturationItems * providerLatencyMs / 1000.0 / c;
       // every item costs two provider calls, plan (GET) and apply (POST), each delayed by L

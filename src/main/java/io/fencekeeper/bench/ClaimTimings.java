@@ -41,6 +41,11 @@ final class ClaimTimings implements ItemGateway {
             });
   }
 
+  /** Forgets the samples so far (the warm-up's); claims still in flight may land afterwards. */
+  void reset() {
+    next.set(0);
+  }
+
   /** Claim latency percentiles in milliseconds: p50, p99, max; zeros when nothing was claimed. */
   double[] percentilesMillis() {
     int n = Math.min(next.get(), nanos.length());

@@ -49,22 +49,14 @@ final class FencekeeperBench {
       BenchDatabase db,
       Path workDir,
       int items,
+      int warmupItems,
       int workers,
       Provider provider,
       Map<String, String> configOverrides)
       throws Exception {
-    Path scope = writeScope(workDir, items);
+    Path scope = writeScope(workDir, "acct-", items);
     String job = "bench-" + Long.toString(System.currentTimeMillis(), 36);
-    Map<String, Object> overrides = new HashMap<>();
-    overrides.put("fencekeeper.db.url", db.postgres() ? db.url() : "");
-    overrides.put("fencekeeper.db.user", db.user());
-    overrides.put("fencekeeper.db.password", db.password());
-    overrides.put("fencekeeper.data-dir", workDir.toString());
-    overrides.put("fencekeeper.seed-nodes", "");
-    overrides.put("pekko.remote.artery.canonical.port", 0);
-    overrides.put("pekko.loglevel", "WARNING");
-    overrides.put("pekko.coordinated-shutdown.run-by-jvm-shutdown-hook", "off");
-    overrides.putAll(configOverrides);
+    Map<String, Object> overrides = nodeOverrides(db, workDir, configOverrides);
     ClaimTimings[] timings = new ClaimTimings[1];
     try (FencekeeperNode node =
         FencekeeperNode.builder(NodeConfig.load(Optional.empty(), overrides))
@@ -77,27 +69,24 @@ final class FencekeeperBench {
             .workerGateway(g -> timings[0] = new ClaimTimings(g, Math.min(items, 2_000_000) + 1024))
             .start()) {
       node.awaitUp(Duration.ofSeconds(60));
-      RunRequest request =
-          new RunRequest(
-              job,
-              BUSINESS_DATE,
-              new Scope.Csv(scope.toString()),
-              Instant.now().plus(Duration.ofHours(6)),
-              5,
-              items);
-      long stagingStarted = System.nanoTime();
-      RunCoordinator.CreateReply reply =
-          node.runs().create(request).toCompletableFuture().get(30, TimeUnit.MINUTES);
-      double staging = (System.nanoTime() - stagingStarted) / 1e9;
-      if (!(reply instanceof RunCoordinator.Created created)) {
-        throw new IllegalStateException("bench run not created: " + reply);
+      if (warmupItems > 0) {
+        // JIT compilation, shard allocation and pool growth happen once per node, not per run:
+        // a separate run on other items pays for them, as db-scheduler gets its own warm-up
+        Path warmupScope = writeScope(workDir, "warmup-", warmupItems);
+        try {
+          RunView warmup = create(node, "warmup-" + job, warmupScope, warmupItems).run();
+          awaitEnd(node, warmup);
+        } finally {
+          Files.deleteIfExists(warmupScope);
+        }
+        timings[0].reset();
       }
+      long stagingStarted = System.nanoTime();
+      RunCoordinator.Created created = create(node, job, scope, items);
+      double staging = (System.nanoTime() - stagingStarted) / 1e9;
       RunView run = created.run();
       try (ResourceMeter meter = ResourceMeter.start()) {
-        while (run.state() == RunState.RUNNING) {
-          Thread.sleep(100);
-          run = node.runs().get(run.runId()).toCompletableFuture().get(60, TimeUnit.SECONDS).get();
-        }
+        run = awaitEnd(node, run);
         ResourceMeter.Measured measured = meter.stop();
         double runSeconds =
             run.endedAt() != null
@@ -123,13 +112,55 @@ final class FencekeeperBench {
     }
   }
 
+  /** A single node on the bench's database, quiet, on a free port, with the user's overrides. */
+  static Map<String, Object> nodeOverrides(
+      BenchDatabase db, Path workDir, Map<String, String> configOverrides) {
+    Map<String, Object> overrides = new HashMap<>();
+    overrides.put("fencekeeper.db.url", db.postgres() ? db.url() : "");
+    overrides.put("fencekeeper.db.user", db.user());
+    overrides.put("fencekeeper.db.password", db.password());
+    overrides.put("fencekeeper.data-dir", workDir.toString());
+    overrides.put("fencekeeper.seed-nodes", "");
+    overrides.put("pekko.remote.artery.canonical.port", 0);
+    overrides.put("pekko.loglevel", "WARNING");
+    overrides.put("pekko.coordinated-shutdown.run-by-jvm-shutdown-hook", "off");
+    overrides.putAll(configOverrides);
+    return overrides;
+  }
+
+  private static RunCoordinator.Created create(
+      FencekeeperNode node, String job, Path scope, int items) throws Exception {
+    RunRequest request =
+        new RunRequest(
+            job,
+            BUSINESS_DATE,
+            new Scope.Csv(scope.toString()),
+            Instant.now().plus(Duration.ofHours(6)),
+            5,
+            items);
+    RunCoordinator.CreateReply reply =
+        node.runs().create(request).toCompletableFuture().get(30, TimeUnit.MINUTES);
+    if (!(reply instanceof RunCoordinator.Created created)) {
+      throw new IllegalStateException("bench run not created: " + reply);
+    }
+    return created;
+  }
+
+  private static RunView awaitEnd(FencekeeperNode node, RunView run) throws Exception {
+    while (run.state() == RunState.RUNNING) {
+      Thread.sleep(100);
+      run = node.runs().get(run.runId()).toCompletableFuture().get(60, TimeUnit.SECONDS).get();
+    }
+    return run;
+  }
+
   /** A scope of {@code items} accounts on disk, so the scope itself never sits in this heap. */
-  private static Path writeScope(Path workDir, int items) throws IOException {
-    Path csv = workDir.resolve("bench-accounts-" + items + ".csv");
+  private static Path writeScope(Path workDir, String prefix, int items) throws IOException {
+    Path csv = workDir.resolve("bench-" + prefix + items + ".csv");
     try (BufferedWriter out = Files.newBufferedWriter(csv)) {
       out.write("accountId,cursor\n");
       for (int i = 0; i < items; i++) {
-        out.write("acct-");
+        out.write(prefix);
         out.write(Integer.toString(i));
         out.write(",c1\n");
       }

@@ -8,7 +8,9 @@ import java.util.List;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
+import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding.Passivate;
 import org.apache.pekko.cluster.sharding.typed.javadsl.Entity;
 import org.apache.pekko.cluster.sharding.typed.javadsl.EntityTypeKey;
 import org.apache.pekko.persistence.typed.PersistenceId;
@@ -41,11 +43,21 @@ public final class WorkItem
         .init(
             Entity.of(
                 ENTITY_TYPE_KEY,
-                context -> create(ItemId.parse(context.getEntityId()), clock, settings)));
+                context ->
+                    Behaviors.setup(
+                        actor -> {
+                          // a named logger: otherwise Pekko walks the stack to find one, per entity
+                          actor.setLoggerName(WorkItem.class);
+                          return new WorkItem(
+                              ItemId.parse(context.getEntityId()),
+                              clock,
+                              settings,
+                              () -> context.getShard().tell(new Passivate<>(actor.getSelf())));
+                        })));
   }
 
   public static Behavior<Command> create(ItemId itemId, Clock clock, Settings settings) {
-    return new WorkItem(itemId, clock, settings);
+    return new WorkItem(itemId, clock, settings, () -> {});
   }
 
   public static PersistenceId persistenceId(ItemId itemId) {
@@ -63,11 +75,19 @@ public final class WorkItem
   private final Clock clock;
   private final Settings settings;
 
-  private WorkItem(ItemId itemId, Clock clock, Settings settings) {
+  /**
+   * Asks the shard to stop this entity once it is DONE. A DONE item is final; kept until the idle
+   * timeout it only holds heap (a fast run would keep every item it finished in the last 15 s), and
+   * a later command simply recovers it from the journal.
+   */
+  private final Runnable passivate;
+
+  private WorkItem(ItemId itemId, Clock clock, Settings settings, Runnable passivate) {
     super(persistenceId(itemId));
     this.itemId = itemId;
     this.clock = clock;
     this.settings = settings;
+    this.passivate = passivate;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -599,6 +619,12 @@ public final class WorkItem
         complete
             ? List.of(new EffectRecorded(token, outcome, now), new ItemCompleted(token, now))
             : List.of(new EffectRecorded(token, outcome, now));
+    if (complete) {
+      return Effect()
+          .persist(events)
+          .thenRun(done -> passivate.run())
+          .thenReply(replyTo, this::accepted);
+    }
     return Effect().persist(events).thenReply(replyTo, this::accepted);
   }
 
@@ -631,6 +657,7 @@ public final class WorkItem
     }
     return Effect()
         .persist(new ItemCompleted(cmd.token(), now))
+        .thenRun(done -> passivate.run())
         .thenReply(cmd.replyTo(), this::accepted);
   }
 

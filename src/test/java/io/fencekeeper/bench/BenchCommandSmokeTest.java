@@ -23,6 +23,7 @@ class BenchCommandSmokeTest {
                 "bench",
                 "--items=30",
                 "--workers=4",
+                "--warmup=10",
                 "--databases=h2",
                 "--scheduler-threads=2",
                 "--work-dir=" + dir,
@@ -31,10 +32,13 @@ class BenchCommandSmokeTest {
 
     JsonNode section = new ObjectMapper().readTree(json.toFile()).get("throughput").get(0);
     JsonNode fencekeeper = section.get("fencekeeper");
+    // the warm-up's 10 items are a run of their own: neither counted nor timed here
     assertEquals(30, fencekeeper.get("done").asInt());
     assertEquals("SUCCEEDED", fencekeeper.get("state").asText());
     // claim, effect record, completion: each journaled once per item
     assertEquals(3.0, fencekeeper.get("journalEventsPerItem").asDouble(), 0.0);
     assertEquals(30, section.get("dbScheduler").get(0).get("tasks").asInt());
+    // the floor bench fails the command if any of its items is not claimed and completed
+    assertEquals(30, section.get("pekkoFloor").get("items").asInt());
   }
 }
