@@ -35,7 +35,10 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--items", defaultValue = "10000", description = "items (and db-scheduler tasks)")
   int items;
 
-  @Option(names = "--workers", defaultValue = "128", description = "Fencekeeper worker pool size")
+  @Option(
+      names = "--workers",
+      defaultValue = "256",
+      description = "Fencekeeper worker pool size (and the floor bench's items in flight)")
   int workers;
 
   @Option(

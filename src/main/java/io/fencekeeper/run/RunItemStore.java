@@ -8,6 +8,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -29,8 +30,10 @@ public final class RunItemStore implements AutoCloseable {
   public record Row(int seq, String accountId, String cursor, short status) {}
 
   private final HikariDataSource dataSource;
+  private final boolean postgres;
 
   public RunItemStore(JournalDatabase database) {
+    this.postgres = database.kind() == JournalDatabase.Kind.POSTGRESQL;
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(database.url());
     config.setUsername(database.user());
@@ -58,6 +61,24 @@ public final class RunItemStore implements AutoCloseable {
       ps.executeBatch();
     } catch (SQLException e) {
       throw new IllegalStateException("could not stage the scope of a run: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Tells the database's planner about a scope just staged. Without it PostgreSQL keeps planning
+   * run_item statements with statistics from before the scope existed; the dispatcher's batched
+   * status UPDATE, planned generically while the table was small, then scanned the whole table per
+   * row (bench: 12 s of PostgreSQL CPU for a 30,000-item run staged after a 2,000-item one).
+   */
+  public void refreshStatistics() {
+    if (!postgres) {
+      return; // H2 plans each statement with current row counts
+    }
+    try (Connection c = dataSource.getConnection();
+        Statement s = c.createStatement()) {
+      s.execute("ANALYZE run_item");
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not analyze run_item: " + e.getMessage(), e);
     }
   }
 

@@ -101,8 +101,11 @@ public final class RunService {
 
   private ScopeSummary stage(String scopeId, RunRequest request) {
     AtomicInteger next = new AtomicInteger();
-    return scopes.read(
-        request.scope(), batch -> store.stage(scopeId, next.getAndAdd(batch.size()), batch));
+    ScopeSummary summary =
+        scopes.read(
+            request.scope(), batch -> store.stage(scopeId, next.getAndAdd(batch.size()), batch));
+    store.refreshStatistics();
+    return summary;
   }
 
   private CompletionStage<CreateReply> ask(
