@@ -46,7 +46,8 @@ public final class BenchCommand implements Callable<Integer> {
       defaultValue = "2000",
       description =
           "untimed items (and db-scheduler tasks) run first on the same node / database, so"
-              + " neither side is timed while the JIT compiles (0 = none)")
+              + " neither side is timed while the JIT compiles; the saturation bench gets the"
+              + " same warm-up (0 = none)")
   int warmup;
 
   @Option(
@@ -233,7 +234,7 @@ public final class BenchCommand implements Callable<Integer> {
           "%nsaturation on %s: %d items, sim provider latency L=%d ms per call, cap C=%d%n",
           db.name(), saturationItems, providerLatencyMs, c);
       FencekeeperBench.Result r =
-          FencekeeperBench.run(db, dir, saturationItems, 0, c, provider, configOverrides);
+          FencekeeperBench.run(db, dir, saturationItems, warmup, c, provider, configOverrides);
       printFencekeeper(out, r);
       double idealPerCall = saturationItems * providerLatencyMs / 1000.0 / c;
       // every item costs two provider calls, plan (GET) and apply (POST), each delayed by L
