@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.fencekeeper.node.JournalDatabase;
 import io.fencekeeper.run.scope.AccountCursor;
+import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -11,6 +12,8 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * The {@code run_item} table: a run's expanded scope, staged once at creation and paged by the
@@ -143,21 +146,32 @@ public final class RunItemStore implements AutoCloseable {
     }
   }
 
-  /** Caches terminal statuses in one batch. */
+  /**
+   * Caches terminal statuses: one UPDATE per status for the whole batch ({@code seq = ANY(?)}), not
+   * one per item, so a run of a million items does not cost the database a million statements.
+   */
   public void markStatuses(String scopeId, List<int[]> seqAndStatus) {
     if (seqAndStatus.isEmpty()) {
       return;
     }
-    String sql = "UPDATE run_item SET status = ? WHERE scope_id = ? AND seq = ?";
+    Map<Short, List<Integer>> byStatus = new TreeMap<>();
+    for (int[] update : seqAndStatus) {
+      byStatus.computeIfAbsent((short) update[1], s -> new ArrayList<>()).add(update[0]);
+    }
+    String sql = "UPDATE run_item SET status = ? WHERE scope_id = ? AND seq = ANY(?)";
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(sql)) {
-      for (int[] update : seqAndStatus) {
-        ps.setShort(1, (short) update[1]);
-        ps.setString(2, scopeId);
-        ps.setInt(3, update[0]);
-        ps.addBatch();
+      for (Map.Entry<Short, List<Integer>> entry : byStatus.entrySet()) {
+        Array seqs = c.createArrayOf("INTEGER", entry.getValue().toArray());
+        try {
+          ps.setShort(1, entry.getKey());
+          ps.setString(2, scopeId);
+          ps.setArray(3, seqs);
+          ps.executeUpdate();
+        } finally {
+          seqs.free();
+        }
       }
-      ps.executeBatch();
     } catch (SQLException e) {
       throw new IllegalStateException("could not cache item statuses: " + e.getMessage(), e);
     }
