@@ -2,6 +2,7 @@ package io.fencekeeper.item;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fencekeeper.item.WorkItem.Accepted;
 import io.fencekeeper.item.WorkItem.Claimed;
@@ -223,6 +224,59 @@ abstract class WorkItemJournalContract {
       for (int seq = 0; seq < expected; seq++) {
         assertEquals(seq + 1L, trail.get(seq).sequenceNr(), "item " + i);
       }
+    }
+  }
+
+  /**
+   * A DONE item leaves memory at once (it is final; a later command recovers it), so a node's heap
+   * holds the items in flight, not every item of the last idle timeout. An item still leased stays.
+   */
+  @Test
+  void aDoneItemIsPassivatedAtOnceAndALeasedOneStays() throws Exception {
+    ItemId done = item("acct-passivate-done");
+    ItemId leased = item("acct-passivate-leased");
+    Claimed c =
+        assertInstanceOf(Claimed.class, ask(done, r -> new WorkItem.Claim("w", LEASE, 3, r)));
+    assertInstanceOf(Claimed.class, ask(leased, r -> new WorkItem.Claim("w", LEASE, 3, r)));
+    assertTrue(liveEntities().contains(done.value()), "started by the claim");
+
+    assertInstanceOf(
+        Accepted.class,
+        ask(done, r -> new WorkItem.RecordEffectAndComplete(c.token(), APPLIED, r)));
+    io.fencekeeper.testing.Await.until(
+        Duration.ofSeconds(10),
+        "the DONE item to be passivated (idle timeout is 15 s, so not by that)",
+        () -> !liveEntities().contains(done.value()));
+    assertTrue(liveEntities().contains(leased.value()), "a leased item stays in memory");
+
+    // and it is still all there when asked again
+    Accepted again = assertInstanceOf(Accepted.class, ask(done, r -> new WorkItem.Get(r)));
+    assertEquals(Status.DONE, again.item().status());
+    assertEquals(c.token(), again.item().token());
+  }
+
+  private java.util.Set<String> liveEntities() {
+    try {
+      org.apache.pekko.cluster.sharding.ShardRegion.CurrentShardRegionState state =
+          org.apache.pekko.actor.typed.javadsl.AskPattern
+              .<org.apache.pekko.cluster.sharding.typed.ClusterShardingQuery,
+                  org.apache.pekko.cluster.sharding.ShardRegion.CurrentShardRegionState>
+                  ask(
+                      org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding.get(
+                              node.system())
+                          .shardState(),
+                      replyTo ->
+                          new org.apache.pekko.cluster.sharding.typed.GetShardRegionState(
+                              WorkItem.ENTITY_TYPE_KEY, replyTo),
+                      ASK,
+                      node.system().scheduler())
+              .toCompletableFuture()
+              .get(ASK.toSeconds(), TimeUnit.SECONDS);
+      java.util.Set<String> ids = new java.util.HashSet<>();
+      state.getShards().forEach(shard -> ids.addAll(shard.getEntityIds()));
+      return ids;
+    } catch (Exception e) {
+      throw new IllegalStateException("could not read the shard region's state", e);
     }
   }
 }
