@@ -1,14 +1,12 @@
 package io.fencekeeper.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fencekeeper.api.ApiClient;
-import io.fencekeeper.api.ApiJson;
 import java.io.PrintStream;
-import java.net.URI;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
 
 /** {@code status [runId]}: the runs of a node, or one run, from its HTTP API. */
@@ -18,20 +16,7 @@ public final class StatusCommand implements Callable<Integer> {
   @Parameters(arity = "0..1", description = "run id, e.g. payment-reconciliation/2026-11-29")
   String runId;
 
-  @Option(
-      names = "--url",
-      defaultValue = "${FENCEKEEPER_URL:-http://127.0.0.1:8080}",
-      description = "the node's HTTP API (default: ${DEFAULT-VALUE})")
-  URI url;
-
-  @Option(
-      names = "--token",
-      defaultValue = "${FENCEKEEPER_API_TOKEN:-}",
-      description = "bearer token (default: $FENCEKEEPER_API_TOKEN)")
-  String token;
-
-  @Option(names = "--json", description = "print the API's JSON as it is")
-  boolean json;
+  @Mixin NodeApiOptions api;
 
   private PrintStream out;
   private PrintStream err;
@@ -40,23 +25,13 @@ public final class StatusCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     out = System.out;
     err = System.err;
-    ApiClient client = new ApiClient(url, token);
     String path = runId == null ? "/api/runs" : "/api/runs/" + ApiClient.segment(runId);
-    ApiClient.Answer answer;
-    try {
-      answer = client.get(path);
-    } catch (java.io.IOException e) {
-      err.println("cannot reach " + url + ": " + e.getMessage());
+    Optional<JsonNode> fetched = api.get(path, err);
+    if (fetched.isEmpty()) {
       return 1;
     }
-    ObjectMapper mapper = ApiJson.mapper();
-    if (answer.status() != 200) {
-      err.println(answer.status() + " " + answer.body());
-      return 1;
-    }
-    JsonNode body = mapper.readTree(answer.body());
-    if (json) {
-      out.println(mapper.writerWithDefaultPrettyPrinter().writeValueAsString(body));
+    JsonNode body = fetched.get();
+    if (api.printedAsJson(body, out)) {
       return 0;
     }
     if (runId != null) {

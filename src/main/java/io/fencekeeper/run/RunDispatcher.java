@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.function.BiFunction;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
@@ -290,16 +291,23 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
     }
     loading = true;
     int from = nextLoad;
+    readPage(
+        from,
+        PAGE,
+        (rows, failure) ->
+            failure == null ? new PageLoaded(rows, from) : new PageFailed(failure.toString()));
+  }
+
+  /**
+   * Reads a page of the scope on the blocking executor and tells this actor what came back. The
+   * answer is built off the actor's thread, so it only gets the rows or the failure.
+   */
+  private void readPage(
+      int from, int size, BiFunction<List<RunItemStore.Row>, Throwable, Command> answer) {
+    ActorRef<Command> self = getContext().getSelf();
     CompletableFuture.supplyAsync(
-            () -> deps.store().page(run.scopeId(), from, PAGE), deps.blocking())
-        .whenComplete(
-            (rows, failure) ->
-                getContext()
-                    .getSelf()
-                    .tell(
-                        failure == null
-                            ? new PageLoaded(rows, from)
-                            : new PageFailed(failure.toString())));
+            () -> deps.store().page(run.scopeId(), from, size), deps.blocking())
+        .whenComplete((rows, failure) -> self.tell(answer.apply(rows, failure)));
   }
 
   private Behavior<Command> onPageLoaded(PageLoaded page) {
@@ -581,13 +589,15 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
     }
     List<int[]> batch = new ArrayList<>(statusCache);
     statusCache.clear();
+    // the context belongs to the actor's thread; the logger may be used from any
+    org.slf4j.Logger log = getContext().getLog();
     CompletableFuture.runAsync(
             () -> deps.store().markStatuses(run.scopeId(), batch), deps.blocking())
         .whenComplete(
             (ok, failure) -> {
               if (failure != null) {
                 // only a cache: a claim corrects whatever it lost
-                getContext().getSystem().log().warn("status cache write failed: {}", failure);
+                log.warn("status cache write failed: {}", failure.toString());
               }
             });
   }
@@ -665,16 +675,10 @@ public final class RunDispatcher extends AbstractBehavior<RunDispatcher.Command>
     }
     closePageLoading = true;
     int from = nextClose;
-    CompletableFuture.supplyAsync(
-            () -> deps.store().page(run.scopeId(), from, CLOSE_PARALLELISM), deps.blocking())
-        .whenComplete(
-            (rows, failure) -> {
-              if (failure == null) {
-                getContext().getSelf().tell(new ClosePageLoaded(rows, from));
-              } else {
-                getContext().getSelf().tell(new ClosePageLoaded(null, from));
-              }
-            });
+    readPage(
+        from,
+        CLOSE_PARALLELISM,
+        (rows, failure) -> new ClosePageLoaded(failure == null ? rows : null, from));
   }
 
   private Behavior<Command> onClosePageLoaded(ClosePageLoaded page) {

@@ -14,6 +14,7 @@ import io.fencekeeper.run.RunRequest;
 import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.run.scope.Scope;
+import io.fencekeeper.testing.Await;
 import io.fencekeeper.testing.TestDatabases;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -119,6 +120,22 @@ final class ClusterFixture {
     } catch (Exception e) {
       return Optional.empty();
     }
+  }
+
+  /** Waits until at least {@code done} items of the run are DONE (mid-run faults start there). */
+  static void awaitDone(
+      FencekeeperNode via, String runId, long done, Duration timeout, String what) {
+    Await.until(
+        timeout, what, () -> view(via, runId).map(r -> r.counts().done() >= done).orElse(false));
+  }
+
+  /** Waits for the run to end and returns it as it ended. */
+  static RunView awaitEnded(FencekeeperNode via, String runId, Duration timeout) {
+    return Await.until(
+        timeout,
+        "run " + runId + " to end",
+        () -> view(via, runId).orElse(null),
+        r -> r != null && r.state().ended());
   }
 
   static WorkItem.ItemView item(FencekeeperNode via, ItemId id) throws Exception {

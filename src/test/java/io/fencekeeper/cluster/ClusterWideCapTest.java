@@ -1,9 +1,9 @@
 package io.fencekeeper.cluster;
 
 import static io.fencekeeper.cluster.ClusterFixture.accounts;
+import static io.fencekeeper.cluster.ClusterFixture.awaitEnded;
 import static io.fencekeeper.cluster.ClusterFixture.createRun;
 import static io.fencekeeper.cluster.ClusterFixture.startNode;
-import static io.fencekeeper.cluster.ClusterFixture.view;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -18,7 +18,6 @@ import io.fencekeeper.provider.sim.SimProviderServer;
 import io.fencekeeper.run.RunState;
 import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.scope.AccountCursor;
-import io.fencekeeper.testing.Await;
 import io.fencekeeper.testing.TestDatabases;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -99,12 +98,7 @@ class ClusterWideCapTest {
       nodes.add(startNode(db, dir.resolve("n3"), seeds, meter, 8, caps));
       List<AccountCursor> accounts = accounts(200);
       RunView run = createRun(first, "capped", accounts);
-      RunView ended =
-          Await.until(
-              Duration.ofMinutes(3),
-              "the capped run to end",
-              () -> view(first, run.runId()).orElse(null),
-              r -> r != null && r.state().ended());
+      RunView ended = awaitEnded(first, run.runId(), Duration.ofMinutes(3));
       System.out.printf(
           "cluster-wide cap %d: at most %d provider calls in flight across 3 nodes x 8 workers%n",
           CAP, meter.max.get());

@@ -2,10 +2,11 @@ package io.fencekeeper.cluster;
 
 import static io.fencekeeper.cluster.ClusterFixture.accounts;
 import static io.fencekeeper.cluster.ClusterFixture.assertOneEffectPerKey;
+import static io.fencekeeper.cluster.ClusterFixture.awaitDone;
+import static io.fencekeeper.cluster.ClusterFixture.awaitEnded;
 import static io.fencekeeper.cluster.ClusterFixture.createRun;
 import static io.fencekeeper.cluster.ClusterFixture.leasesGranted;
 import static io.fencekeeper.cluster.ClusterFixture.nodeOf;
-import static io.fencekeeper.cluster.ClusterFixture.view;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -13,7 +14,6 @@ import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.run.RunState;
 import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.scope.AccountCursor;
-import io.fencekeeper.testing.Await;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -35,24 +35,18 @@ class NodeCrashProcessTest {
       String job = "kill-9";
       List<AccountCursor> accounts = accounts(400);
       RunView created = createRun(cluster.client, job, accounts);
-      Await.until(
+      awaitDone(
+          cluster.client,
+          created.runId(),
+          100,
           Duration.ofSeconds(90),
-          "a quarter of the run done",
-          () ->
-              view(cluster.client, created.runId())
-                  .map(r -> r.counts().done() >= 100)
-                  .orElse(false));
+          "a quarter of the run done");
       ProcessCluster.NodeProcess victim = cluster.nodes.get(2);
       Instant killedAt = Instant.now();
       victim.process().destroyForcibly(); // SIGKILL: no leave, no flush, no goodbye
       victim.process().waitFor();
 
-      RunView ended =
-          Await.until(
-              Duration.ofSeconds(120),
-              "the run to end",
-              () -> view(cluster.client, created.runId()).orElse(null),
-              r -> r != null && r.state().ended());
+      RunView ended = awaitEnded(cluster.client, created.runId(), Duration.ofSeconds(120));
       assertEquals(RunState.SUCCEEDED, ended.state(), ended.toString());
       Map<Integer, Integer> histogram =
           assertOneEffectPerKey(cluster.client, job, accounts, cluster.ledger());

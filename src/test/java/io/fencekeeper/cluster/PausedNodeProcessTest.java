@@ -2,6 +2,8 @@ package io.fencekeeper.cluster;
 
 import static io.fencekeeper.cluster.ClusterFixture.accounts;
 import static io.fencekeeper.cluster.ClusterFixture.assertOneEffectPerKey;
+import static io.fencekeeper.cluster.ClusterFixture.awaitDone;
+import static io.fencekeeper.cluster.ClusterFixture.awaitEnded;
 import static io.fencekeeper.cluster.ClusterFixture.createRun;
 import static io.fencekeeper.cluster.ClusterFixture.view;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -31,13 +33,12 @@ class PausedNodeProcessTest {
       String job = "sigstop";
       List<AccountCursor> accounts = accounts(400);
       RunView created = createRun(cluster.client, job, accounts);
-      Await.until(
+      awaitDone(
+          cluster.client,
+          created.runId(),
+          100,
           Duration.ofSeconds(90),
-          "a quarter of the run done",
-          () ->
-              view(cluster.client, created.runId())
-                  .map(r -> r.counts().done() >= 100)
-                  .orElse(false));
+          "a quarter of the run done");
       ProcessCluster.NodeProcess paused = cluster.nodes.get(2);
       ProcessCluster.signal(paused.process(), "STOP");
 
@@ -56,12 +57,7 @@ class PausedNodeProcessTest {
           paused.process().waitFor(60, TimeUnit.SECONDS),
           "the resumed node learns it was downed and stops: " + ProcessCluster.tail(paused.log()));
 
-      RunView ended =
-          Await.until(
-              Duration.ofSeconds(120),
-              "the run to end",
-              () -> view(cluster.client, created.runId()).orElse(null),
-              r -> r != null && r.state().ended());
+      RunView ended = awaitEnded(cluster.client, created.runId(), Duration.ofSeconds(120));
       assertEquals(RunState.SUCCEEDED, ended.state(), ended.toString());
       Map<Integer, Integer> histogram =
           assertOneEffectPerKey(cluster.client, job, accounts, cluster.ledger());

@@ -2,9 +2,8 @@ package io.fencekeeper.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fencekeeper.node.FencekeeperNode;
+import io.fencekeeper.provider.ProviderTestSupport;
 import io.fencekeeper.testing.Await;
 import io.fencekeeper.testing.TestDatabases;
 import java.io.IOException;
@@ -24,7 +23,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -37,8 +35,6 @@ import java.util.stream.Collectors;
  * in the test JVM (no role, no workers) that creates and watches runs.
  */
 final class ProcessCluster implements AutoCloseable {
-
-  static final ObjectMapper JSON = new ObjectMapper();
 
   /** One node process and what it needs to be found and checked. */
   record NodeProcess(int n, Process process, int remotePort, int managementPort, Path log) {
@@ -144,16 +140,7 @@ final class ProcessCluster implements AutoCloseable {
 
   /** GET /ledger of the sim process: applied effects per idempotency key. */
   Map<String, Integer> ledger() throws Exception {
-    HttpResponse<String> response =
-        HttpClient.newHttpClient()
-            .send(
-                HttpRequest.newBuilder(simUrl.resolve("/ledger")).GET().build(),
-                HttpResponse.BodyHandlers.ofString());
-    assertEquals(200, response.statusCode());
-    JsonNode effects = JSON.readTree(response.body()).get("effects");
-    Map<String, Integer> counts = new TreeMap<>();
-    effects.fields().forEachRemaining(e -> counts.put(e.getKey(), e.getValue().asInt()));
-    return counts;
+    return ProviderTestSupport.effectsPerKey(simUrl);
   }
 
   /**

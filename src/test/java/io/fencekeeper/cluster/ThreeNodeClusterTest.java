@@ -2,6 +2,8 @@ package io.fencekeeper.cluster;
 
 import static io.fencekeeper.cluster.ClusterFixture.accounts;
 import static io.fencekeeper.cluster.ClusterFixture.assertOneEffectPerKey;
+import static io.fencekeeper.cluster.ClusterFixture.awaitDone;
+import static io.fencekeeper.cluster.ClusterFixture.awaitEnded;
 import static io.fencekeeper.cluster.ClusterFixture.createRun;
 import static io.fencekeeper.cluster.ClusterFixture.leasesGranted;
 import static io.fencekeeper.cluster.ClusterFixture.nodeOf;
@@ -123,14 +125,6 @@ class ThreeNodeClusterTest {
         () -> nodes.stream().allMatch(n -> !isMember(n, address)));
   }
 
-  RunView awaitEnded(FencekeeperNode via, String runId, Duration timeout) {
-    return Await.until(
-        timeout,
-        "run " + runId + " to end",
-        () -> view(via, runId).orElse(null),
-        r -> r != null && r.state().ended());
-  }
-
   @Test
   void itemsSpreadOverAllThreeNodesAndEachKeyTakesEffectOnce() throws Exception {
     String job = "spread";
@@ -160,10 +154,8 @@ class ThreeNodeClusterTest {
     FencekeeperNode victim = nodes.get(2); // not the oldest: the coordinator stays put
     String victimAddress = victim.system().address().toString();
     RunView created = createRun(nodes.get(0), job, accounts);
-    Await.until(
-        Duration.ofSeconds(60),
-        "a third of the run done",
-        () -> view(nodes.get(0), created.runId()).map(r -> r.counts().done() >= 100).orElse(false));
+    awaitDone(
+        nodes.get(0), created.runId(), 100, Duration.ofSeconds(60), "a third of the run done");
     crash(victim);
 
     RunView ended = awaitEnded(nodes.get(0), created.runId(), Duration.ofSeconds(90));
@@ -195,10 +187,7 @@ class ThreeNodeClusterTest {
     List<AccountCursor> accounts = accounts(300);
     FencekeeperNode oldest = nodes.get(0);
     RunView created = createRun(oldest, job, accounts);
-    Await.until(
-        Duration.ofSeconds(60),
-        "a third of the run done",
-        () -> view(oldest, created.runId()).map(r -> r.counts().done() >= 100).orElse(false));
+    awaitDone(oldest, created.runId(), 100, Duration.ofSeconds(60), "a third of the run done");
     long doneBefore = view(oldest, created.runId()).orElseThrow().counts().done();
     crash(oldest);
 

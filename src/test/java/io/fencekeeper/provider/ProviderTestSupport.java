@@ -1,5 +1,6 @@
 package io.fencekeeper.provider;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -11,6 +12,8 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.LocalDate;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -93,5 +96,18 @@ public final class ProviderTestSupport {
     } catch (Exception e) {
       throw new AssertionError("GET /ledger did not answer JSON", e);
     }
+  }
+
+  /** {@code GET /ledger}, answered 200: the applied effects per idempotency key. */
+  public static Map<String, Integer> effectsPerKey(URI baseUrl) throws Exception {
+    HttpResponse<String> response = raw(baseUrl, "GET", "/ledger", null);
+    assertEquals(200, response.statusCode());
+    Map<String, Integer> counts = new TreeMap<>();
+    HttpProtocol.json()
+        .readTree(response.body())
+        .get("effects")
+        .fields()
+        .forEachRemaining(e -> counts.put(e.getKey(), e.getValue().asInt()));
+    return counts;
   }
 }

@@ -4,11 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.node.FencekeeperNode;
+import io.fencekeeper.provider.ProviderTestSupport;
 import io.fencekeeper.provider.http.HttpProvider;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.run.scope.Scope;
@@ -18,9 +17,6 @@ import io.fencekeeper.testing.TestNodes;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -47,7 +43,6 @@ class FaultMatrixTest {
 
   static final LocalDate DATE = LocalDate.parse("2026-11-29");
   static final int ITEMS = 2000;
-  static final ObjectMapper JSON = new ObjectMapper();
 
   @Test
   void everyFaultOnIdempotentProviderEndsWithOneEffectPerKey() throws Exception {
@@ -124,7 +119,7 @@ class FaultMatrixTest {
               r -> r.state().ended());
       assertEquals(RunState.SUCCEEDED, ended.state(), ended.toString());
 
-      Map<String, Integer> effects = ledger(simUrl);
+      Map<String, Integer> effects = ProviderTestSupport.effectsPerKey(simUrl);
       Map<Integer, Integer> histogram = new TreeMap<>();
       int withAction = 0;
       for (AccountCursor account : accounts) {
@@ -224,18 +219,5 @@ class FaultMatrixTest {
               }
             });
     return url.get(60, TimeUnit.SECONDS);
-  }
-
-  static Map<String, Integer> ledger(URI simUrl) throws Exception {
-    HttpResponse<String> response =
-        HttpClient.newHttpClient()
-            .send(
-                HttpRequest.newBuilder(simUrl.resolve("/ledger")).GET().build(),
-                HttpResponse.BodyHandlers.ofString());
-    assertEquals(200, response.statusCode());
-    JsonNode effects = JSON.readTree(response.body()).get("effects");
-    Map<String, Integer> counts = new TreeMap<>();
-    effects.fields().forEachRemaining(e -> counts.put(e.getKey(), e.getValue().asInt()));
-    return counts;
   }
 }

@@ -13,37 +13,24 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.provider.Outcome;
 import io.fencekeeper.provider.ProviderError;
+import io.fencekeeper.provider.SimOverHttpTest;
 import io.fencekeeper.provider.sim.SimFaults;
-import io.fencekeeper.provider.sim.SimProviderServer;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletionStage;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
  * Every error class of the protocol, produced by the real simulated provider over HTTP and seen
  * through the real client: the mapping the worker's retry rules depend on.
  */
-class HttpProviderErrorMappingTest {
+class HttpProviderErrorMappingTest extends SimOverHttpTest {
 
-  private SimProviderServer sim;
-  private HttpProvider provider;
-
-  @BeforeEach
-  void start() {
-    sim = SimProviderServer.start(0, SimFaults.NONE, 42L);
-    provider = HttpProvider.create(sim.baseUrl(), Duration.ofSeconds(2), Duration.ofSeconds(5));
-  }
-
-  @AfterEach
-  void stop() {
-    provider.close();
-    sim.close();
+  HttpProviderErrorMappingTest() {
+    super(42L);
   }
 
   @Test

@@ -14,32 +14,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.provider.Outcome;
 import io.fencekeeper.provider.ProviderError;
-import io.fencekeeper.provider.http.HttpProvider;
+import io.fencekeeper.provider.SimOverHttpTest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** One test per fault knob of design §4.3, each through the real client over real HTTP. */
-class SimProviderFaultTest {
+class SimProviderFaultTest extends SimOverHttpTest {
 
-  private SimProviderServer sim;
-  private HttpProvider provider;
-
-  @BeforeEach
-  void start() {
-    sim = SimProviderServer.start(0, SimFaults.NONE, 7L);
-    provider = HttpProvider.create(sim.baseUrl(), Duration.ofSeconds(2), Duration.ofSeconds(5));
-  }
-
-  @AfterEach
-  void stop() {
-    provider.close();
-    sim.close();
+  SimProviderFaultTest() {
+    super(7L);
   }
 
   @Test

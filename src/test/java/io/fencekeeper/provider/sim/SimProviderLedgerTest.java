@@ -13,32 +13,18 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.provider.Outcome;
 import io.fencekeeper.provider.Plan;
-import io.fencekeeper.provider.http.HttpProvider;
-import java.time.Duration;
+import io.fencekeeper.provider.SimOverHttpTest;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
 /** The ledger is how every end-to-end test counts effects, so its answers must be exact. */
-class SimProviderLedgerTest {
+class SimProviderLedgerTest extends SimOverHttpTest {
 
-  private SimProviderServer sim;
-  private HttpProvider provider;
-
-  @BeforeEach
-  void start() {
-    sim = SimProviderServer.start(0);
-    provider = HttpProvider.create(sim.baseUrl(), Duration.ofSeconds(2), Duration.ofSeconds(5));
-  }
-
-  @AfterEach
-  void stop() {
-    provider.close();
-    sim.close();
+  SimProviderLedgerTest() {
+    super(1L);
   }
 
   @Test
