@@ -2,7 +2,8 @@ package io.fencekeeper.api;
 
 import io.fencekeeper.provider.ProviderError;
 import io.fencekeeper.run.RunView;
-import io.fencekeeper.worker.GovernorPolicy;
+import io.fencekeeper.run.governor.GovernorPolicy;
+import io.fencekeeper.run.governor.GovernorSettings;
 import io.fencekeeper.worker.ItemAttempt;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;

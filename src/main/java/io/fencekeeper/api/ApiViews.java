@@ -6,6 +6,7 @@ import io.fencekeeper.item.ItemAudit;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.run.RunView;
+import io.fencekeeper.run.governor.GovernorSettings;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -51,6 +52,7 @@ final class ApiViews {
   /** A run view plus the governor state the API shows with it. */
   static ObjectNode run(ObjectMapper mapper, RunView view, GovernorView governor) {
     ObjectNode node = mapper.valueToTree(view);
+    node.remove("scopeId"); // the node's own bookkeeping, not part of the API
     node.set("governor", mapper.valueToTree(governor));
     return node;
   }
@@ -66,7 +68,7 @@ final class ApiViews {
       String decision,
       Integer cap,
       String reason,
-      List<io.fencekeeper.run.RunProgress.GovernorChange> changes) {
+      List<io.fencekeeper.run.governor.GovernorView.Change> changes) {
     static GovernorView of(GovernorSettings settings) {
       return new GovernorView(
           settings.normalCap(),
@@ -79,7 +81,7 @@ final class ApiViews {
     }
 
     static GovernorView of(
-        GovernorSettings settings, io.fencekeeper.run.RunProgress.GovernorView run) {
+        GovernorSettings settings, io.fencekeeper.run.governor.GovernorView run) {
       if (run == null) {
         return of(settings);
       }

@@ -15,6 +15,7 @@ import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.node.FencekeeperNode;
 import io.fencekeeper.run.RunItemStore;
 import io.fencekeeper.run.RunService;
+import io.fencekeeper.run.governor.GovernorSettings;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Duration;
@@ -72,7 +73,6 @@ public final class HttpApi {
       RunService runs,
       ItemGateway items,
       ItemAudit audit,
-      RunScopes scopes,
       RunItemStore queries,
       ExecutorService blocking,
       ApiMetrics metrics,
@@ -83,10 +83,9 @@ public final class HttpApi {
     ItemGateway metered = new MeteredItemGateway(items, metrics, "api");
     ItemPages pages = new ItemPages(queries, metered, blocking);
     RunEndpoints run =
-        new RunEndpoints(mapper, runs, scopes, pages, governor::get, metrics, settings.maxLease());
+        new RunEndpoints(mapper, runs, pages, governor::get, metrics, settings.maxLease());
     ItemEndpoints item =
-        new ItemEndpoints(
-            mapper, runs, metered, audit, scopes, queries, blocking, settings.maxLease());
+        new ItemEndpoints(mapper, runs, metered, audit, queries, blocking, settings.maxLease());
     OpsEndpoints ops = new OpsEndpoints(mapper, runs, metrics, governor);
     handlers.put(ApiEndpoint.CREATE_RUN, run::create);
     handlers.put(ApiEndpoint.LIST_RUNS, run::list);
@@ -150,16 +149,11 @@ public final class HttpApi {
             node.runs(),
             node.items(),
             new ItemAudit(system),
-            new RunScopes(system),
             queries,
             blocking,
             metrics,
             // the node's configured caps until the coordinator's (PUT /api/governor) are read
-            new AtomicReference<>(
-                new GovernorSettings(
-                    node.settings().governor().normalCap(),
-                    node.settings().governor().burstCap(),
-                    node.settings().governor().minCap())));
+            new AtomicReference<>(node.settings().governor()));
     CompletionStage<ServerBinding> binding =
         Http.get(system).newServerAt(settings.host(), settings.port()).bind(api.route());
     CoordinatedShutdown.get(system)

@@ -32,7 +32,6 @@ final class ItemEndpoints {
   private final RunService runs;
   private final ItemGateway items;
   private final ItemAudit audit;
-  private final RunScopes scopes;
   private final RunItemStore queries;
   private final Executor blocking;
   private final Duration maxLease;
@@ -43,7 +42,6 @@ final class ItemEndpoints {
       RunService runs,
       ItemGateway items,
       ItemAudit audit,
-      RunScopes scopes,
       RunItemStore queries,
       Executor blocking,
       Duration maxLease) {
@@ -51,7 +49,6 @@ final class ItemEndpoints {
     this.runs = runs;
     this.items = items;
     this.audit = audit;
-    this.scopes = scopes;
     this.queries = queries;
     this.blocking = blocking;
     this.maxLease = maxLease;
@@ -69,24 +66,21 @@ final class ItemEndpoints {
               if (knownItems.contains(id.value())) {
                 return CompletableFuture.completedFuture(run.get());
               }
-              return scopes
-                  .scopeIdOf(id.runId())
-                  .thenApplyAsync(
-                      scopeId -> {
-                        boolean member =
-                            scopeId.isPresent()
-                                && queries.contains(scopeId.get(), id.accountId(), id.cursor());
-                        if (!member) {
-                          throw ApiError.notFound(
-                              "unknown_item", "run " + id.runId() + " has no item " + id);
-                        }
-                        if (knownItems.size() >= MAX_KNOWN) {
-                          knownItems.clear();
-                        }
-                        knownItems.add(id.value());
-                        return run.get();
-                      },
-                      blocking);
+              String scopeId = run.get().scopeId();
+              return CompletableFuture.supplyAsync(
+                  () -> {
+                    boolean member = queries.contains(scopeId, id.accountId(), id.cursor());
+                    if (!member) {
+                      throw ApiError.notFound(
+                          "unknown_item", "run " + id.runId() + " has no item " + id);
+                    }
+                    if (knownItems.size() >= MAX_KNOWN) {
+                      knownItems.clear();
+                    }
+                    knownItems.add(id.value());
+                    return run.get();
+                  },
+                  blocking);
             });
   }
 

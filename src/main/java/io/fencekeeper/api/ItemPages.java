@@ -2,6 +2,7 @@ package io.fencekeeper.api;
 
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.ItemView;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.run.RunItemStore;
 import java.time.LocalDate;
@@ -45,7 +46,7 @@ final class ItemPages {
         .thenCompose(
             rows -> {
               String[] runParts = runId.split("/");
-              List<CompletableFuture<WorkItem.ItemView>> views = new ArrayList<>(rows.size());
+              List<CompletableFuture<ItemView>> views = new ArrayList<>(rows.size());
               for (RunItemStore.Row row : rows) {
                 ItemId id =
                     ItemId.of(
@@ -62,7 +63,7 @@ final class ItemPages {
                         List<Map<String, Object>> page = new ArrayList<>();
                         Integer lastSeq = null;
                         for (int i = 0; i < rows.size() && page.size() < limit; i++) {
-                          WorkItem.ItemView view = views.get(i).join();
+                          ItemView view = views.get(i).join();
                           lastSeq = rows.get(i).seq();
                           if (status == null || view.status() == status) {
                             Map<String, Object> entry = new LinkedHashMap<>();

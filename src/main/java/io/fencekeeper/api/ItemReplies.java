@@ -44,6 +44,10 @@ final class ItemReplies {
       return new ApiError(
           409, "not_claimable", "the item cannot be claimed: " + notClaimable.reason(), extra);
     }
+    if (reply instanceof WorkItem.AlreadyRecorded) {
+      return new ApiError(
+          409, "already_recorded", "an effect is already recorded for this item; complete it");
+    }
     if (reply instanceof WorkItem.Invalid invalid) {
       return new ApiError(422, "invalid", invalid.message(), Map.of("field", invalid.field()));
     }

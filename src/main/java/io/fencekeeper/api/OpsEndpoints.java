@@ -3,7 +3,7 @@ package io.fencekeeper.api;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fencekeeper.run.RunCoordinator;
 import io.fencekeeper.run.RunService;
-import io.fencekeeper.worker.GovernorPolicy;
+import io.fencekeeper.run.governor.GovernorSettings;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -58,9 +58,7 @@ final class OpsEndpoints {
 
   /** The caps the coordinator holds, and each running run's decision. */
   private ApiResponse governorResponse(RunCoordinator.GovernorReply reply) {
-    GovernorSettings caps =
-        new GovernorSettings(
-            reply.settings().normalCap(), reply.settings().burstCap(), reply.settings().minCap());
+    GovernorSettings caps = reply.settings();
     governor.set(caps);
     Map<String, Object> body = new java.util.LinkedHashMap<>();
     body.put("normalCap", caps.normalCap());
@@ -77,21 +75,17 @@ final class OpsEndpoints {
   CompletionStage<ApiResponse> putGovernor(ApiCall call) {
     JsonBody body = JsonBody.parse(mapper, call.body(), Set.of("normalCap", "burstCap", "minCap"));
     long max = GovernorSettings.MAX_CAP;
-    GovernorSettings next =
-        new GovernorSettings(
-            (int) body.requireLong("normalCap", 1, max),
-            (int) body.requireLong("burstCap", 1, max),
-            (int) body.requireLong("minCap", 1, max));
-    List<String> problems = next.problems();
+    int normal = (int) body.requireLong("normalCap", 1, max);
+    int burst = (int) body.requireLong("burstCap", 1, max);
+    int min = (int) body.requireLong("minCap", 1, max);
+    List<String> problems = GovernorSettings.capProblems(normal, burst, min);
     if (!problems.isEmpty()) {
       throw new ApiError(
           422, "invalid_governor", String.join("; ", problems), Map.of("problems", problems));
     }
+    GovernorSettings next = governor.get().withCaps(normal, burst, min);
     log.info("governor caps changed to {} by an operator", next);
-    return runs.setGovernor(
-            GovernorPolicy.Settings.defaults()
-                .withCaps(next.normalCap(), next.burstCap(), next.minCap()))
-        .thenApply(this::governorResponse);
+    return runs.setGovernor(next).thenApply(this::governorResponse);
   }
 
   CompletionStage<ApiResponse> metrics(ApiCall call) {

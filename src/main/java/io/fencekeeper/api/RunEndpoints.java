@@ -8,6 +8,7 @@ import io.fencekeeper.run.RunCoordinator;
 import io.fencekeeper.run.RunRequest;
 import io.fencekeeper.run.RunService;
 import io.fencekeeper.run.RunView;
+import io.fencekeeper.run.governor.GovernorSettings;
 import io.fencekeeper.run.scope.Scope;
 import io.fencekeeper.run.scope.ScopeException;
 import java.time.Duration;
@@ -29,7 +30,6 @@ final class RunEndpoints {
 
   private final ObjectMapper mapper;
   private final RunService runs;
-  private final RunScopes scopes;
   private final ItemPages pages;
   private final Supplier<GovernorSettings> governor;
   private final ApiMetrics metrics;
@@ -38,14 +38,12 @@ final class RunEndpoints {
   RunEndpoints(
       ObjectMapper mapper,
       RunService runs,
-      RunScopes scopes,
       ItemPages pages,
       Supplier<GovernorSettings> governor,
       ApiMetrics metrics,
       Duration maxLease) {
     this.mapper = mapper;
     this.runs = runs;
-    this.scopes = scopes;
     this.pages = pages;
     this.governor = governor;
     this.metrics = metrics;
@@ -190,16 +188,7 @@ final class RunEndpoints {
       }
     }
     return requireRun(call)
-        .thenCompose(run -> scopes.scopeIdOf(runId))
-        .thenCompose(
-            scopeId ->
-                pages.page(
-                    runId,
-                    scopeId.orElseThrow(
-                        () -> ApiError.notFound("unknown_run", "no staged scope for run " + runId)),
-                    status,
-                    after,
-                    limit))
+        .thenCompose(run -> pages.page(runId, run.scopeId(), status, after, limit))
         .thenApply(ApiResponse::ok);
   }
 

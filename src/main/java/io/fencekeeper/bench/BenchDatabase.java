@@ -1,6 +1,6 @@
 package io.fencekeeper.bench;
 
-import io.fencekeeper.node.JournalDatabase;
+import io.fencekeeper.journal.JournalDatabase;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;

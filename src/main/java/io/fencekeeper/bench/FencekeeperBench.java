@@ -64,7 +64,7 @@ final class FencekeeperBench {
             .workers(workers)
             // the cap is the experiment's variable here: the governor must not second-guess it
             .governor(
-                io.fencekeeper.worker.GovernorPolicy.Settings.defaults()
+                io.fencekeeper.run.governor.GovernorSettings.defaults()
                     .withCaps(workers, workers, 1))
             .workerGateway(g -> timings[0] = new ClaimTimings(g, Math.min(items, 2_000_000) + 1024))
             .start()) {

@@ -2,10 +2,7 @@ package io.fencekeeper.cli;
 
 import io.fencekeeper.node.FencekeeperNode;
 import io.fencekeeper.node.NodeConfig;
-import io.fencekeeper.provider.Provider;
 import io.fencekeeper.provider.ProviderSettings;
-import io.fencekeeper.provider.http.HttpProvider;
-import io.fencekeeper.provider.sim.SimFaults;
 import io.fencekeeper.provider.sim.SimProviderServer;
 import io.fencekeeper.run.RunCoordinator;
 import io.fencekeeper.run.RunRequest;
@@ -93,30 +90,21 @@ public final class RunCommand implements Callable<Integer> {
     if (dataDir != null) {
       overrides.put("fencekeeper.data-dir", dataDir.toString());
     }
-    SimProviderServer sim = null;
-    Provider chosen;
     ProviderSettings.Kind kind = ProviderSettings.Kind.parse(provider);
-    if (kind == ProviderSettings.Kind.SIM) {
-      sim = SimProviderServer.start(0, SimFaults.NONE, System.nanoTime());
-      chosen =
-          HttpProvider.create(
-              sim.baseUrl(),
-              ProviderSettings.DEFAULT_CONNECT_TIMEOUT,
-              ProviderSettings.DEFAULT_REQUEST_TIMEOUT);
-    } else if (kind == ProviderSettings.Kind.HTTP && providerUrl != null) {
-      chosen =
-          HttpProvider.create(
-              providerUrl,
-              ProviderSettings.DEFAULT_CONNECT_TIMEOUT,
-              ProviderSettings.DEFAULT_REQUEST_TIMEOUT);
-    } else {
+    if (kind == ProviderSettings.Kind.HTTP && providerUrl == null) {
+      System.err.println("--provider http needs --provider-url");
+      return 64;
+    }
+    if (kind == ProviderSettings.Kind.JDBC) {
       System.err.println("--provider must be sim, or http with --provider-url");
       return 64;
     }
-
+    overrides.put("fencekeeper.provider.kind", kind.name().toLowerCase(java.util.Locale.ROOT));
+    if (providerUrl != null) {
+      overrides.put("fencekeeper.provider.url", providerUrl.toString());
+    }
     FencekeeperNode.Builder builder =
-        FencekeeperNode.builder(NodeConfig.load(Optional.ofNullable(config), overrides))
-            .provider(chosen);
+        FencekeeperNode.builder(NodeConfig.load(Optional.ofNullable(config), overrides));
     if (workers != null) {
       builder.workers(workers);
     }
@@ -177,14 +165,10 @@ public final class RunCommand implements Callable<Integer> {
       }
       progress.finish();
       double seconds = (System.nanoTime() - started) / 1e9;
-      report(out, run, seconds, sim);
+      report(out, run, seconds, node.simProvider().orElse(null));
       return run.state().exitCode();
     } finally {
       node.close();
-      chosen.close();
-      if (sim != null) {
-        sim.close();
-      }
     }
   }
 

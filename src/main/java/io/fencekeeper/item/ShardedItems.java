@@ -1,8 +1,8 @@
 package io.fencekeeper.item;
 
+import io.fencekeeper.Stages;
 import io.fencekeeper.item.WorkItem.EffectOutcome;
 import io.fencekeeper.item.WorkItem.Reply;
-import io.fencekeeper.node.Stages;
 import java.time.Duration;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;

@@ -5,6 +5,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
@@ -65,13 +66,14 @@ public final class WorkItem
   }
 
   /** Limits that protect the entity from absurd requests. */
-  public record Settings(Duration maxLease, int defaultMaxAttempts) {
+  public record Settings(Duration maxLease) {
     public static Settings defaults() {
-      return new Settings(Duration.ofHours(1), 5);
+      return new Settings(Duration.ofHours(1));
     }
   }
 
   private final ItemId itemId;
+  private final String idempotencyKey;
   private final Clock clock;
   private final Settings settings;
 
@@ -85,6 +87,7 @@ public final class WorkItem
   private WorkItem(ItemId itemId, Clock clock, Settings settings, Runnable passivate) {
     super(persistenceId(itemId));
     this.itemId = itemId;
+    this.idempotencyKey = itemId.idempotencyKey(); // a SHA-256: once per incarnation, not per reply
     this.clock = clock;
     this.settings = settings;
     this.passivate = passivate;
@@ -179,7 +182,7 @@ public final class WorkItem
 
   /** Every answer of the entity; rejections are answers, not exceptions. */
   public sealed interface Reply extends CborSerializable
-      permits Claimed, Accepted, LeaseLost, LeaseHeld, NotClaimable, Invalid {}
+      permits Claimed, Accepted, AlreadyRecorded, LeaseLost, LeaseHeld, NotClaimable, Invalid {}
 
   /** The lease was granted. {@code effect} tells the holder what it must do first. */
   public record Claimed(
@@ -196,6 +199,12 @@ public final class WorkItem
   /** The command took effect (or was already in effect); the item as it is now. */
   public record Accepted(ItemView item) implements Reply {}
 
+  /**
+   * The effect is recorded already, so nothing was written (invariant 3): a holder that repeats its
+   * own record after a lost answer finishes the item; anyone else has nothing to do.
+   */
+  public record AlreadyRecorded(ItemView item) implements Reply {}
+
   /** A stale token or an expired lease: the caller must stop, it no longer owns the item. */
   public record LeaseLost(long presentedToken, long currentToken, String reason) implements Reply {}
 
@@ -208,23 +217,6 @@ public final class WorkItem
 
   /** The command was malformed or not allowed in this state; nothing changed. */
   public record Invalid(String field, String message) implements Reply {}
-
-  /** The item as the outside world sees it. */
-  public record ItemView(
-      String itemId,
-      Status status,
-      String owner,
-      long token,
-      Instant leaseExpiresAt,
-      int attempt,
-      int maxAttempts,
-      EffectStatus effect,
-      EffectOutcome effectOutcome,
-      String lastError,
-      String closedReason,
-      Instant retryAt,
-      String idempotencyKey)
-      implements CborSerializable {}
 
   // ---------------------------------------------------------------------------------------------
   // Events: the audit trail of every attempt
@@ -341,39 +333,28 @@ public final class WorkItem
     }
 
     State onLeaseRenewed(LeaseRenewed e) {
-      return withLease(e.leaseExpiresAt());
-    }
-
-    State onEffectRecorded(EffectRecorded e) {
       return new State(
           status,
           owner,
           token,
-          leaseExpiresAt,
+          e.leaseExpiresAt(),
           attempt,
           maxAttempts,
-          EffectStatus.RECORDED,
-          e.outcome(),
-          true,
+          effect,
+          effectOutcome,
+          outcomeReported,
           lastError,
           closedReason,
           retryAt);
     }
 
+    State onEffectRecorded(EffectRecorded e) {
+      return reported(EffectStatus.RECORDED, e.outcome(), lastError);
+    }
+
     State onMarkedAmbiguous(MarkedAmbiguous e) {
-      return new State(
-          status,
-          owner,
-          token,
-          leaseExpiresAt,
-          attempt,
-          maxAttempts,
-          effect == EffectStatus.RECORDED ? EffectStatus.RECORDED : EffectStatus.AMBIGUOUS,
-          effectOutcome,
-          true,
-          e.reason(),
-          closedReason,
-          retryAt);
+      EffectStatus next = effect == EffectStatus.RECORDED ? effect : EffectStatus.AMBIGUOUS;
+      return reported(next, effectOutcome, e.reason());
     }
 
     State onCompleted(ItemCompleted e) {
@@ -393,72 +374,63 @@ public final class WorkItem
     }
 
     State onAttemptFailed(AttemptFailed e) {
-      return new State(
+      return unheld(
           e.exhausted() ? Status.FAILED : Status.PENDING,
-          null,
           token,
-          null,
-          attempt,
-          maxAttempts,
           effect,
-          effectOutcome,
-          true,
           e.error(),
           null,
           e.retryAt());
     }
 
-    State onReleased(LeaseReleased e) {
-      return reopened();
-    }
-
     State onClosed(ItemClosed e) {
-      return new State(
-          Status.CLOSED,
-          null,
-          e.newToken(),
-          null,
-          attempt,
-          maxAttempts,
-          effectAfterLeaseEnds(),
-          effectOutcome,
-          true,
-          lastError,
-          e.reason(),
-          null);
+      return unheld(
+          Status.CLOSED, e.newToken(), effectAfterLeaseEnds(), lastError, e.reason(), null);
     }
 
     /** Back to PENDING with no holder; the effect and the last error stay for the next claim. */
     State reopened() {
-      return new State(
-          Status.PENDING,
-          null,
-          token,
-          null,
-          attempt,
-          maxAttempts,
-          effect,
-          effectOutcome,
-          true,
-          lastError,
-          null,
-          null);
+      return unheld(Status.PENDING, token, effect, lastError, null, null);
     }
 
-    private State withLease(Instant expiresAt) {
+    /** The holder told us what happened: the effect as it now stands. */
+    private State reported(EffectStatus nextEffect, EffectOutcome outcome, String error) {
       return new State(
           status,
           owner,
           token,
-          expiresAt,
+          leaseExpiresAt,
           attempt,
           maxAttempts,
-          effect,
-          effectOutcome,
-          outcomeReported,
-          lastError,
+          nextEffect,
+          outcome,
+          true,
+          error,
           closedReason,
           retryAt);
+    }
+
+    /** No holder any more: failed, released, reopened or closed. */
+    private State unheld(
+        Status next,
+        long nextToken,
+        EffectStatus nextEffect,
+        String error,
+        String closed,
+        Instant retry) {
+      return new State(
+          next,
+          null,
+          nextToken,
+          null,
+          attempt,
+          maxAttempts,
+          nextEffect,
+          effectOutcome,
+          true,
+          error,
+          closed,
+          retry);
     }
   }
 
@@ -502,39 +474,22 @@ public final class WorkItem
   }
 
   private ReplyEffect<Event, State> onClaim(State state, Claim cmd) {
+    Optional<Invalid> bad =
+        requireWorker(cmd.workerId())
+            .or(() -> requireLease(cmd.lease()))
+            .or(
+                () ->
+                    cmd.maxAttempts() < 1 || cmd.maxAttempts() > 1000
+                        ? Optional.of(
+                            new Invalid("maxAttempts", "maxAttempts must be between 1 and 1000"))
+                        : Optional.empty());
+    if (bad.isPresent()) {
+      return Effect().reply(cmd.replyTo(), bad.get());
+    }
     Instant now = clock.instant();
-    if (cmd.workerId() == null || cmd.workerId().isBlank() || cmd.workerId().length() > 200) {
-      return invalid(cmd.replyTo(), "workerId", "workerId must be 1-200 characters");
-    }
-    Reply badLease = validateLease(cmd.lease());
-    if (badLease != null) {
-      return Effect().reply(cmd.replyTo(), badLease);
-    }
-    if (cmd.maxAttempts() < 1 || cmd.maxAttempts() > 1000) {
-      return invalid(cmd.replyTo(), "maxAttempts", "maxAttempts must be between 1 and 1000");
-    }
-    switch (state.status()) {
-      case DONE, FAILED, CLOSED -> {
-        return Effect()
-            .reply(
-                cmd.replyTo(), new NotClaimable(state.status(), "item is " + state.status(), null));
-      }
-      case LEASED -> {
-        if (state.leaseLiveAt(now)) {
-          return Effect()
-              .reply(
-                  cmd.replyTo(),
-                  new LeaseHeld(state.owner(), state.leaseExpiresAt(), state.token()));
-        }
-      }
-      case PENDING -> {
-        if (state.retryAt() != null && now.isBefore(state.retryAt())) {
-          return Effect()
-              .reply(
-                  cmd.replyTo(),
-                  new NotClaimable(Status.PENDING, "backing off after a failure", state.retryAt()));
-        }
-      }
+    Optional<Reply> refusal = claimRefusal(state, now);
+    if (refusal.isPresent()) {
+      return Effect().reply(cmd.replyTo(), refusal.get());
     }
     // a lease that expired with its holder silent is a takeover: the holder may have sent
     String previousOwner =
@@ -559,20 +514,37 @@ public final class WorkItem
                     s.leaseExpiresAt(),
                     s.attempt(),
                     s.effect(),
-                    itemId.idempotencyKey(),
+                    idempotencyKey,
                     previousOwner != null,
                     view(s)));
   }
 
+  /** Why the item cannot be claimed now, if it cannot: not open, or someone holds it. */
+  private static Optional<Reply> claimRefusal(State state, Instant now) {
+    return switch (state.status()) {
+      case DONE, FAILED, CLOSED ->
+          Optional.of(new NotClaimable(state.status(), "item is " + state.status(), null));
+      case LEASED ->
+          state.leaseLiveAt(now)
+              ? Optional.of(new LeaseHeld(state.owner(), state.leaseExpiresAt(), state.token()))
+              : Optional.empty();
+      case PENDING ->
+          state.retryAt() != null && now.isBefore(state.retryAt())
+              ? Optional.of(
+                  new NotClaimable(Status.PENDING, "backing off after a failure", state.retryAt()))
+              : Optional.empty();
+    };
+  }
+
   private ReplyEffect<Event, State> onRenew(State state, Renew cmd) {
-    Reply badLease = validateLease(cmd.lease());
-    if (badLease != null) {
-      return Effect().reply(cmd.replyTo(), badLease);
+    Optional<Invalid> bad = requireLease(cmd.lease());
+    if (bad.isPresent()) {
+      return Effect().reply(cmd.replyTo(), bad.get());
     }
     Instant now = clock.instant();
-    String lost = leaseProblem(state, cmd.token(), now, true);
-    if (lost != null) {
-      return rejectStale(state, "Renew", cmd.token(), lost, now, cmd.replyTo());
+    Optional<String> stale = staleReason(state, cmd.token(), now, LeaseRule.LIVE);
+    if (stale.isPresent()) {
+      return rejectStale(state, "Renew", cmd.token(), stale.get(), now, cmd.replyTo());
     }
     // never shorten a lease: a late renewal must not cut the holder's time
     Instant proposed = now.plus(cmd.lease());
@@ -605,34 +577,32 @@ public final class WorkItem
       boolean complete,
       ActorRef<Reply> replyTo) {
     if (outcome == null || outcome.kind() == null) {
-      return invalid(replyTo, "outcome", "outcome with a kind is required");
+      return Effect().reply(replyTo, new Invalid("outcome", "outcome with a kind is required"));
     }
     Instant now = clock.instant();
-    String lost = leaseProblem(state, token, now, true);
-    if (lost != null) {
-      return rejectStale(state, command, token, lost, now, replyTo);
+    Optional<String> stale = staleReason(state, token, now, LeaseRule.LIVE);
+    if (stale.isPresent()) {
+      return rejectStale(state, command, token, stale.get(), now, replyTo);
     }
     if (state.effect() == EffectStatus.RECORDED) {
-      return invalid(replyTo, "outcome", "an effect is already recorded for this item");
+      return Effect().reply(replyTo, new AlreadyRecorded(view(state)));
     }
-    List<Event> events =
-        complete
-            ? List.of(new EffectRecorded(token, outcome, now), new ItemCompleted(token, now))
-            : List.of(new EffectRecorded(token, outcome, now));
-    if (complete) {
+    if (!complete) {
       return Effect()
-          .persist(events)
-          .thenRun(done -> passivate.run())
+          .persist(new EffectRecorded(token, outcome, now))
           .thenReply(replyTo, this::accepted);
     }
-    return Effect().persist(events).thenReply(replyTo, this::accepted);
+    return Effect()
+        .persist(List.of(new EffectRecorded(token, outcome, now), new ItemCompleted(token, now)))
+        .thenRun(done -> passivate.run())
+        .thenReply(replyTo, this::accepted);
   }
 
   private ReplyEffect<Event, State> onMarkAmbiguous(State state, MarkAmbiguous cmd) {
     Instant now = clock.instant();
-    String lost = leaseProblem(state, cmd.token(), now, false);
-    if (lost != null) {
-      return rejectStale(state, "MarkAmbiguous", cmd.token(), lost, now, cmd.replyTo());
+    Optional<String> stale = staleReason(state, cmd.token(), now, LeaseRule.MAY_HAVE_LAPSED);
+    if (stale.isPresent()) {
+      return rejectStale(state, "MarkAmbiguous", cmd.token(), stale.get(), now, cmd.replyTo());
     }
     return Effect()
         .persist(new MarkedAmbiguous(cmd.token(), truncate(cmd.reason()), now))
@@ -645,15 +615,17 @@ public final class WorkItem
       // a holder repeating its own completion (lost response) gets the same answer
       return Effect().reply(cmd.replyTo(), accepted(state));
     }
-    String lost = leaseProblem(state, cmd.token(), now, true);
-    if (lost != null) {
-      return rejectStale(state, "Complete", cmd.token(), lost, now, cmd.replyTo());
+    Optional<String> stale = staleReason(state, cmd.token(), now, LeaseRule.LIVE);
+    if (stale.isPresent()) {
+      return rejectStale(state, "Complete", cmd.token(), stale.get(), now, cmd.replyTo());
     }
     if (state.effect() != EffectStatus.RECORDED) {
-      return invalid(
-          cmd.replyTo(),
-          "token",
-          "cannot complete: no effect is recorded (effect is " + state.effect() + ")");
+      return Effect()
+          .reply(
+              cmd.replyTo(),
+              new Invalid(
+                  "token",
+                  "cannot complete: no effect is recorded (effect is " + state.effect() + ")"));
     }
     return Effect()
         .persist(new ItemCompleted(cmd.token(), now))
@@ -663,12 +635,13 @@ public final class WorkItem
 
   private ReplyEffect<Event, State> onFail(State state, Fail cmd) {
     if (cmd.retryAfter() != null && cmd.retryAfter().isNegative()) {
-      return invalid(cmd.replyTo(), "retryAfter", "retryAfter must not be negative");
+      return Effect()
+          .reply(cmd.replyTo(), new Invalid("retryAfter", "retryAfter must not be negative"));
     }
     Instant now = clock.instant();
-    String lost = leaseProblem(state, cmd.token(), now, false);
-    if (lost != null) {
-      return rejectStale(state, "Fail", cmd.token(), lost, now, cmd.replyTo());
+    Optional<String> stale = staleReason(state, cmd.token(), now, LeaseRule.MAY_HAVE_LAPSED);
+    if (stale.isPresent()) {
+      return rejectStale(state, "Fail", cmd.token(), stale.get(), now, cmd.replyTo());
     }
     boolean exhausted = !cmd.retryable() || state.attempt() >= state.maxAttempts();
     Instant retryAt =
@@ -684,9 +657,9 @@ public final class WorkItem
 
   private ReplyEffect<Event, State> onRelease(State state, Release cmd) {
     Instant now = clock.instant();
-    String lost = leaseProblem(state, cmd.token(), now, false);
-    if (lost != null) {
-      return rejectStale(state, "Release", cmd.token(), lost, now, cmd.replyTo());
+    Optional<String> stale = staleReason(state, cmd.token(), now, LeaseRule.MAY_HAVE_LAPSED);
+    if (stale.isPresent()) {
+      return rejectStale(state, "Release", cmd.token(), stale.get(), now, cmd.replyTo());
     }
     return Effect()
         .persist(new LeaseReleased(cmd.token(), now))
@@ -721,33 +694,44 @@ public final class WorkItem
 
   private ReplyEffect<Event, State> onRetry(State state, Retry cmd) {
     if (state.status() != Status.FAILED) {
-      return invalid(
-          cmd.replyTo(), "status", "only a FAILED item can be retried; it is " + state.status());
+      return Effect()
+          .reply(
+              cmd.replyTo(),
+              new Invalid("status", "only a FAILED item can be retried; it is " + state.status()));
     }
     return Effect()
         .persist(new RetryRequested(clock.instant()))
         .thenReply(cmd.replyTo(), this::accepted);
   }
 
-  /**
-   * Why a command with {@code token} may not change the item, or null when it may. Invariant 2:
-   * only the current token of a leased item counts, and for most commands only while the lease is
-   * live.
-   */
-  private static String leaseProblem(
-      State state, long token, Instant now, boolean requireLiveLease) {
-    if (token != state.token()) {
-      return "token " + token + " is not the current token " + state.token();
-    }
-    if (state.status() != Status.LEASED) {
-      return "item is " + state.status() + ", not leased";
-    }
-    if (requireLiveLease && !state.leaseLiveAt(now)) {
-      return "lease expired at " + state.leaseExpiresAt();
-    }
-    return null;
+  // ---------------------------------------------------------------------------------------------
+  // Guards
+
+  /** Whether a command needs the lease to be live, or may come from a holder whose lease lapsed. */
+  private enum LeaseRule {
+    LIVE,
+    MAY_HAVE_LAPSED
   }
 
+  /**
+   * Why a command with {@code token} may not change the item, if it may not. Invariant 2: only the
+   * current token of a leased item counts, and for most commands only while the lease is live.
+   */
+  private static Optional<String> staleReason(
+      State state, long token, Instant now, LeaseRule rule) {
+    if (token != state.token()) {
+      return Optional.of("token " + token + " is not the current token " + state.token());
+    }
+    if (state.status() != Status.LEASED) {
+      return Optional.of("item is " + state.status() + ", not leased");
+    }
+    if (rule == LeaseRule.LIVE && !state.leaseLiveAt(now)) {
+      return Optional.of("lease expired at " + state.leaseExpiresAt());
+    }
+    return Optional.empty();
+  }
+
+  /** Invariant 2: a command that lost is answered LeaseLost and audited, and changes nothing. */
   private ReplyEffect<Event, State> rejectStale(
       State state,
       String command,
@@ -760,18 +744,20 @@ public final class WorkItem
         .thenReply(replyTo, s -> new LeaseLost(presented, s.token(), reason));
   }
 
-  private Reply validateLease(Duration lease) {
-    if (lease == null || lease.isNegative() || lease.isZero()) {
-      return new Invalid("lease", "lease must be a positive duration");
-    }
-    if (lease.compareTo(settings.maxLease()) > 0) {
-      return new Invalid("lease", "lease must not exceed " + settings.maxLease());
-    }
-    return null;
+  private static Optional<Invalid> requireWorker(String workerId) {
+    return workerId == null || workerId.isBlank() || workerId.length() > 200
+        ? Optional.of(new Invalid("workerId", "workerId must be 1-200 characters"))
+        : Optional.empty();
   }
 
-  private ReplyEffect<Event, State> invalid(ActorRef<Reply> replyTo, String field, String message) {
-    return Effect().reply(replyTo, new Invalid(field, message));
+  private Optional<Invalid> requireLease(Duration lease) {
+    if (lease == null || lease.isNegative() || lease.isZero()) {
+      return Optional.of(new Invalid("lease", "lease must be a positive duration"));
+    }
+    if (lease.compareTo(settings.maxLease()) > 0) {
+      return Optional.of(new Invalid("lease", "lease must not exceed " + settings.maxLease()));
+    }
+    return Optional.empty();
   }
 
   private Accepted accepted(State state) {
@@ -779,20 +765,7 @@ public final class WorkItem
   }
 
   private ItemView view(State s) {
-    return new ItemView(
-        itemId.value(),
-        s.status(),
-        s.owner(),
-        s.token(),
-        s.leaseExpiresAt(),
-        s.attempt(),
-        s.maxAttempts(),
-        s.effect(),
-        s.effectOutcome(),
-        s.lastError(),
-        s.closedReason(),
-        s.retryAt(),
-        itemId.idempotencyKey());
+    return ItemView.of(itemId.value(), idempotencyKey, s);
   }
 
   private static String truncate(String text) {
@@ -812,7 +785,7 @@ public final class WorkItem
         .onEvent(MarkedAmbiguous.class, State::onMarkedAmbiguous)
         .onEvent(ItemCompleted.class, State::onCompleted)
         .onEvent(AttemptFailed.class, State::onAttemptFailed)
-        .onEvent(LeaseReleased.class, State::onReleased)
+        .onEvent(LeaseReleased.class, (state, e) -> state.reopened())
         .onEvent(ItemClosed.class, State::onClosed)
         .onEvent(ItemReopened.class, (state, e) -> state.reopened())
         .onEvent(RetryRequested.class, (state, e) -> state.reopened())

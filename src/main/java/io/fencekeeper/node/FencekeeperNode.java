@@ -6,22 +6,22 @@ import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.ShardedItems;
 import io.fencekeeper.item.WorkItem;
+import io.fencekeeper.journal.JournalDatabase;
 import io.fencekeeper.provider.Provider;
 import io.fencekeeper.provider.ProviderFactory;
-import io.fencekeeper.provider.ProviderSettings;
+import io.fencekeeper.provider.sim.SimProviderServer;
 import io.fencekeeper.run.RunCoordinator;
 import io.fencekeeper.run.RunDispatcher;
 import io.fencekeeper.run.RunItemStore;
 import io.fencekeeper.run.RunService;
+import io.fencekeeper.run.governor.GovernorSettings;
 import io.fencekeeper.run.schedule.NightlySchedule;
 import io.fencekeeper.run.schedule.ScheduleKeeper;
 import io.fencekeeper.run.scope.ScopeReader;
 import io.fencekeeper.run.scope.SqlSource;
 import io.fencekeeper.worker.Backoff;
-import io.fencekeeper.worker.GovernorPolicy;
 import io.fencekeeper.worker.ItemAttempt;
 import io.fencekeeper.worker.WorkerPool;
-import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
@@ -63,32 +63,29 @@ public final class FencekeeperNode implements AutoCloseable {
   private final Clock clock;
   private final ItemGateway items;
   private final RunService runs;
-  private final Provider provider;
   private final RunItemStore runItems;
-  private final ExecutorService blocking;
   private final ScheduleKeeper schedules;
+  private final Optional<ProviderFactory.Started> provider;
 
   private FencekeeperNode(
-      Builder b,
       ActorSystem<Void> system,
       NodeSettings settings,
       JournalDatabase database,
+      Clock clock,
       ItemGateway items,
       RunService runs,
-      Provider provider,
       RunItemStore runItems,
-      ExecutorService blocking,
-      ScheduleKeeper schedules) {
-    this.schedules = schedules;
+      ScheduleKeeper schedules,
+      Optional<ProviderFactory.Started> provider) {
     this.system = system;
     this.settings = settings;
     this.database = database;
-    this.clock = b.clock;
+    this.clock = clock;
     this.items = items;
     this.runs = runs;
-    this.provider = provider;
     this.runItems = runItems;
-    this.blocking = blocking;
+    this.schedules = schedules;
+    this.provider = provider;
   }
 
   /** How to start a node; tests replace the clock, the provider or the item gateway. */
@@ -98,7 +95,7 @@ public final class FencekeeperNode implements AutoCloseable {
     private Provider provider;
     private UnaryOperator<ItemGateway> workerGateway = UnaryOperator.identity();
     private Integer workers;
-    private GovernorPolicy.Settings governor;
+    private GovernorSettings governor;
     private ItemAttempt.AttemptListener attemptListener = ItemAttempt.AttemptListener.NONE;
 
     private Builder(Config config) {
@@ -130,7 +127,7 @@ public final class FencekeeperNode implements AutoCloseable {
     }
 
     /** Governor limits instead of {@code fencekeeper.governor}. */
-    public Builder governor(GovernorPolicy.Settings governor) {
+    public Builder governor(GovernorSettings governor) {
       this.governor = governor;
       return this;
     }
@@ -157,50 +154,26 @@ public final class FencekeeperNode implements AutoCloseable {
     return builder(config).start();
   }
 
+  /** The composition root: each step builds on the ones above it. */
   private static FencekeeperNode start(Builder b) {
     NodeSettings settings = NodeSettings.from(b.config);
-    JournalDatabase database = JournalDatabase.from(settings);
-    int migrations = database.migrate();
-    log.info("journal database {} ready ({} migrations applied)", database.kind(), migrations);
-
-    Config pekkoConfig = database.pekkoConfig();
-    if (!settings.seedNodes().isEmpty()) {
-      pekkoConfig =
-          pekkoConfig.withValue(
-              "pekko.cluster.seed-nodes", ConfigValueFactory.fromIterable(settings.seedNodes()));
-    }
-    ActorSystem<Void> system =
-        ActorSystem.create(Behaviors.empty(), SYSTEM_NAME, pekkoConfig.withFallback(b.config));
-    WorkItem.init(system, b.clock, new WorkItem.Settings(settings.maxLease(), 5));
-
-    ExecutorService blocking =
-        Executors.newFixedThreadPool(
-            4,
-            runnable -> {
-              Thread thread = new Thread(runnable, "fencekeeper-blocking");
-              thread.setDaemon(true);
-              return thread;
-            });
+    JournalDatabase database = migratedJournal(settings);
+    ActorSystem<Void> system = startActorSystem(b.config, settings, database);
+    WorkItem.init(system, b.clock, new WorkItem.Settings(settings.maxLease()));
+    ExecutorService blocking = blockingExecutor();
     RunItemStore runItems = new RunItemStore(database);
-    // a third of the lease (2-15 s): a worker waiting on an item whose shard died must give up
-    // while there is still lease to take over, not after (measured: 15 s made takeover ~22 s)
-    Duration third = settings.lease().dividedBy(3);
-    Duration askTimeout =
-        third.compareTo(Duration.ofSeconds(2)) < 0
-            ? Duration.ofSeconds(2)
-            : third.compareTo(Duration.ofSeconds(15)) > 0 ? Duration.ofSeconds(15) : third;
-    ItemGateway items = new ShardedItems(system, askTimeout);
-    RunDispatcher.Dependencies dispatcherDeps =
-        new RunDispatcher.Dependencies(
-            b.clock,
-            runItems,
-            items,
-            blocking,
-            settings.lease(),
-            Duration.ofSeconds(5),
-            b.governor != null ? b.governor : settings.governor());
+    ItemGateway items = new ShardedItems(system, itemAskTimeout(settings.lease()));
     ActorRef<RunCoordinator.Command> coordinator =
-        RunCoordinator.initSingleton(system, dispatcherDeps);
+        RunCoordinator.initSingleton(
+            system,
+            new RunDispatcher.Dependencies(
+                b.clock,
+                runItems,
+                items,
+                blocking,
+                settings.lease(),
+                OFFER_GRACE,
+                b.governor != null ? b.governor : settings.governor()));
     RunService runs =
         new RunService(
             system,
@@ -209,32 +182,92 @@ public final class FencekeeperNode implements AutoCloseable {
             new ScopeReader(SqlSource.fromConfig(b.config)),
             items,
             blocking,
-            Duration.ofSeconds(30));
+            Duration.ofSeconds(30),
+            b.clock);
+    Optional<ProviderFactory.Started> provider = startWorkers(b, settings, system, items);
+    ScheduleKeeper schedules = reviewSchedules(b, system, runs);
+    joinCluster(system, settings);
+    closeOnShutdown(system, b.provider == null ? provider : Optional.empty(), runItems, blocking);
+    return new FencekeeperNode(
+        system, settings, database, b.clock, items, runs, runItems, schedules, provider);
+  }
 
+  /** How long an offer outlives its lease before the dispatcher hands the item out again. */
+  private static final Duration OFFER_GRACE = Duration.ofSeconds(5);
+
+  private static JournalDatabase migratedJournal(NodeSettings settings) {
+    JournalDatabase database = settings.journalDatabase();
+    int migrations = database.migrate();
+    log.info("journal database {} ready ({} migrations applied)", database.kind(), migrations);
+    return database;
+  }
+
+  private static ActorSystem<Void> startActorSystem(
+      Config config, NodeSettings settings, JournalDatabase database) {
+    Config pekkoConfig = database.pekkoConfig();
+    if (!settings.seedNodes().isEmpty()) {
+      pekkoConfig =
+          pekkoConfig.withValue(
+              "pekko.cluster.seed-nodes", ConfigValueFactory.fromIterable(settings.seedNodes()));
+    }
+    return ActorSystem.create(Behaviors.empty(), SYSTEM_NAME, pekkoConfig.withFallback(config));
+  }
+
+  /** Scope reading and run_item writes block: they run here, never on an actor's thread. */
+  private static ExecutorService blockingExecutor() {
+    return Executors.newFixedThreadPool(
+        4,
+        runnable -> {
+          Thread thread = new Thread(runnable, "fencekeeper-blocking");
+          thread.setDaemon(true);
+          return thread;
+        });
+  }
+
+  /**
+   * A third of the lease (2-15 s): a worker waiting on an item whose shard died must give up while
+   * there is still lease to take over, not after (measured: 15 s made takeover ~22 s).
+   */
+  static Duration itemAskTimeout(Duration lease) {
+    Duration third = lease.dividedBy(3);
+    if (third.compareTo(Duration.ofSeconds(2)) < 0) {
+      return Duration.ofSeconds(2);
+    }
+    return third.compareTo(Duration.ofSeconds(15)) > 0 ? Duration.ofSeconds(15) : third;
+  }
+
+  /** This node's worker pool, unless it only coordinates; the provider is built only for it. */
+  private static Optional<ProviderFactory.Started> startWorkers(
+      Builder b, NodeSettings settings, ActorSystem<Void> system, ItemGateway items) {
     int workers = b.workers != null ? b.workers : settings.workers();
-    Provider provider = b.provider;
-    if (provider == null && workers > 0) {
-      provider = ProviderFactory.create(providerSettings(settings));
+    if (workers <= 0) {
+      return Optional.empty();
     }
-    if (workers > 0) {
-      ItemAttempt.Context attemptContext =
-          new ItemAttempt.Context(
-              b.workerGateway.apply(items),
-              provider,
-              b.clock,
-              system.scheduler(),
-              system.executionContext(),
-              Backoff.defaults(),
-              b.attemptListener);
-      system.systemActorOf(
-          WorkerPool.create(workers, system.address().toString(), attemptContext),
-          "worker-pool",
-          Props.empty());
-    }
+    ProviderFactory.Started provider =
+        b.provider != null
+            ? new ProviderFactory.Started(b.provider, Optional.empty())
+            : ProviderFactory.start(settings.provider());
+    ItemAttempt.Context attempts =
+        new ItemAttempt.Context(
+            b.workerGateway.apply(items),
+            provider.provider(),
+            b.clock,
+            system.scheduler(),
+            system.executionContext(),
+            Backoff.defaults(),
+            b.attemptListener);
+    system.systemActorOf(
+        WorkerPool.create(workers, system.address().toString(), attempts),
+        "worker-pool",
+        Props.empty());
+    return Optional.of(provider);
+  }
 
+  /** Nightly schedules: at start-up (catch-up of a firing missed while down) and every 30 s. */
+  private static ScheduleKeeper reviewSchedules(
+      Builder b, ActorSystem<Void> system, RunService runs) {
     ScheduleKeeper schedules =
         new ScheduleKeeper(NightlySchedule.fromConfig(b.config), runs, b.clock);
-    // at start-up (catch-up of a firing missed while down) and every 30 s after
     system
         .scheduler()
         .scheduleWithFixedDelay(
@@ -250,46 +283,33 @@ public final class FencekeeperNode implements AutoCloseable {
                           }
                         }),
             system.executionContext());
+    return schedules;
+  }
 
-    Cluster cluster = Cluster.get(system);
+  private static void joinCluster(ActorSystem<Void> system, NodeSettings settings) {
     if (settings.seedNodes().isEmpty()) {
       // no seeds: this node is a cluster of one
+      Cluster cluster = Cluster.get(system);
       cluster.manager().tell(Join.create(cluster.selfMember().address()));
     }
-    FencekeeperNode node =
-        new FencekeeperNode(
-            b, system, settings, database, items, runs, provider, runItems, blocking, schedules);
-    Provider ownedProvider = b.provider == null ? provider : null;
+  }
+
+  /** After the journal flushed its last write (coordinated shutdown), the pools close. */
+  private static void closeOnShutdown(
+      ActorSystem<Void> system,
+      Optional<ProviderFactory.Started> ownedProvider,
+      RunItemStore runItems,
+      ExecutorService blocking) {
     CoordinatedShutdown.get(system)
         .addTask(
             CoordinatedShutdown.PhaseBeforeActorSystemTerminate(),
             "close-fencekeeper-resources",
             () -> {
-              if (ownedProvider != null) {
-                ownedProvider.close();
-              }
+              ownedProvider.ifPresent(p -> p.provider().close());
               runItems.close();
               blocking.shutdown();
               return CompletableFuture.completedFuture(org.apache.pekko.Done.getInstance());
             });
-    return node;
-  }
-
-  private static ProviderSettings providerSettings(NodeSettings settings) {
-    ProviderSettings.Kind kind = ProviderSettings.Kind.parse(settings.providerKind());
-    return switch (kind) {
-      case SIM -> ProviderSettings.sim();
-      case HTTP -> {
-        if (settings.providerUrl().isBlank()) {
-          throw new IllegalArgumentException(
-              "FENCEKEEPER_PROVIDER=http needs FENCEKEEPER_PROVIDER_URL");
-        }
-        yield ProviderSettings.http(URI.create(settings.providerUrl()));
-      }
-      case JDBC ->
-          throw new IllegalArgumentException(
-              "FENCEKEEPER_PROVIDER=jdbc needs a target database; configure fencekeeper.provider.jdbc");
-    };
   }
 
   /** Blocks until this member is Up, so callers know sharding can place entities here. */
@@ -359,8 +379,14 @@ public final class FencekeeperNode implements AutoCloseable {
     return clock;
   }
 
+  /** The provider of this node's workers; empty on a node that only coordinates. */
   public Optional<Provider> provider() {
-    return Optional.ofNullable(provider);
+    return provider.map(ProviderFactory.Started::provider);
+  }
+
+  /** The embedded simulated provider's server, when this node's provider is {@code sim}. */
+  public Optional<SimProviderServer> simProvider() {
+    return provider.flatMap(ProviderFactory.Started::sim);
   }
 
   /** Coordinated shutdown: leaves the cluster, hands shards over, flushes the journal. */

@@ -1,7 +1,9 @@
 package io.fencekeeper.node;
 
 import com.typesafe.config.Config;
-import io.fencekeeper.worker.GovernorPolicy;
+import io.fencekeeper.journal.JournalDatabase;
+import io.fencekeeper.provider.ProviderSettings;
+import io.fencekeeper.run.governor.GovernorSettings;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
@@ -17,13 +19,22 @@ public record NodeSettings(
     String httpHost,
     int httpPort,
     String apiToken,
-    String providerKind,
-    String providerUrl,
+    Config providerConfig,
     Duration lease,
     Duration maxLease,
     int workers,
     List<String> seedNodes,
-    GovernorPolicy.Settings governor) {
+    GovernorSettings governor) {
+
+  /** The provider this node's workers call ({@code fencekeeper.provider}). */
+  public ProviderSettings provider() {
+    return ProviderSettings.fromConfig(providerConfig);
+  }
+
+  /** Where this node's journal lives. */
+  public JournalDatabase journalDatabase() {
+    return JournalDatabase.of(dataDir, dbUrl, dbUser, dbPassword, dbMaxConnections);
+  }
 
   public static NodeSettings from(Config config) {
     Config fk = config.getConfig("fencekeeper");
@@ -36,8 +47,7 @@ public record NodeSettings(
         fk.getString("http.host"),
         fk.getInt("http.port"),
         fk.getString("http.api-token"),
-        fk.getString("provider.kind"),
-        fk.getString("provider.url"),
+        fk.getConfig("provider"),
         fk.getDuration("lease"),
         fk.getDuration("item.max-lease"),
         fk.getInt("workers"),
@@ -45,7 +55,7 @@ public record NodeSettings(
             .map(String::trim)
             .filter(s -> !s.isEmpty())
             .toList(),
-        GovernorPolicy.Settings.defaults()
+        GovernorSettings.defaults()
             .withCaps(
                 fk.getInt("governor.normal-cap"),
                 fk.getInt("governor.burst-cap"),

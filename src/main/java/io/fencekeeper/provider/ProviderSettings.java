@@ -1,5 +1,6 @@
 package io.fencekeeper.provider;
 
+import com.typesafe.config.Config;
 import io.fencekeeper.provider.jdbc.JdbcProviderSettings;
 import io.fencekeeper.provider.sim.SimFaults;
 import java.net.URI;
@@ -64,6 +65,40 @@ public record ProviderSettings(
   }
 
   /** The embedded default: an in-process simulated provider without faults. */
+  /**
+   * Reads a provider block of the node's configuration ({@code fencekeeper.provider}): {@code kind}
+   * is {@code sim}, {@code http} (the base URL in {@code url}) or {@code jdbc} (the target
+   * database's JDBC URL in {@code url}, with {@code user}, {@code password} and the {@code jdbc}
+   * statements). The message of a refusal names the environment variable to set.
+   */
+  public static ProviderSettings fromConfig(Config block) {
+    Kind kind = Kind.parse(block.getString("kind"));
+    String url = block.getString("url").trim();
+    return switch (kind) {
+      case SIM -> sim();
+      case HTTP -> {
+        if (url.isEmpty()) {
+          throw new IllegalArgumentException(
+              "FENCEKEEPER_PROVIDER=http needs FENCEKEEPER_PROVIDER_URL (the provider's base URL)");
+        }
+        yield http(URI.create(url));
+      }
+      case JDBC -> {
+        if (url.isEmpty()) {
+          throw new IllegalArgumentException(
+              "FENCEKEEPER_PROVIDER=jdbc needs FENCEKEEPER_PROVIDER_URL (the target database's"
+                  + " JDBC URL)");
+        }
+        Config statements = block.getConfig("jdbc");
+        yield jdbc(
+            JdbcProviderSettings.of(url, block.getString("user"), block.getString("password"))
+                .withEffectSql(statements.getString("effect-sql"))
+                .withPlanSql(statements.getString("plan-sql"))
+                .withThreads(statements.getInt("threads"), statements.getInt("queue-capacity")));
+      }
+    };
+  }
+
   public static ProviderSettings sim() {
     return new ProviderSettings(Kind.SIM, null, null, null, SimFaults.NONE, 1L, null);
   }
@@ -77,11 +112,6 @@ public record ProviderSettings(
   }
 
   public ProviderSettings withTimeouts(Duration connectTimeout, Duration requestTimeout) {
-    return new ProviderSettings(
-        kind, url, connectTimeout, requestTimeout, simFaults, simSeed, jdbc);
-  }
-
-  public ProviderSettings withSimFaults(SimFaults simFaults, long simSeed) {
     return new ProviderSettings(
         kind, url, connectTimeout, requestTimeout, simFaults, simSeed, jdbc);
   }

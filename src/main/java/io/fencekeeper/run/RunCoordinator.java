@@ -1,13 +1,11 @@
 package io.fencekeeper.run;
 
 import io.fencekeeper.CborSerializable;
-import io.fencekeeper.worker.GovernorPolicy;
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
+import io.fencekeeper.run.governor.GovernorSettings;
+import io.fencekeeper.run.governor.GovernorView;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -32,8 +30,8 @@ import org.apache.pekko.persistence.typed.javadsl.SignalHandler;
 /**
  * The run coordinator: a cluster singleton, event-sourced with snapshots, that creates runs
  * idempotently, starts a {@link RunDispatcher} for every running run, enforces deadlines, and
- * records how each run ended. On failover it recovers from the journal and restarts the dispatchers
- * of the runs still RUNNING; they resume from the {@code run_item} table.
+ * records how each run ended. On failover it recovers from the journal and starts the dispatchers
+ * of the runs still RUNNING again; they resume from the {@code run_item} table.
  */
 public final class RunCoordinator
     extends EventSourcedBehaviorWithEnforcedReplies<
@@ -82,21 +80,20 @@ public final class RunCoordinator
   public record CancelRun(String runId, ActorRef<ControlReply> replyTo) implements Command {}
 
   /** New cluster-wide governor limits: journaled, then pushed to every running dispatcher. */
-  public record SetGovernor(GovernorPolicy.Settings settings, ActorRef<GovernorReply> replyTo)
+  public record SetGovernor(GovernorSettings settings, ActorRef<GovernorReply> replyTo)
       implements Command {}
 
   public record GetGovernor(ActorRef<GovernorReply> replyTo) implements Command {}
 
   /** The limits in force, and each running run's current decision. */
-  public record GovernorReply(
-      GovernorPolicy.Settings settings, Map<String, RunProgress.GovernorView> runs)
+  public record GovernorReply(GovernorSettings settings, Map<String, GovernorView> runs)
       implements CborSerializable {}
 
   record Tick() implements Command {}
 
-  record ProgressReported(RunDispatcher.Report report) implements Command {}
+  record ProgressReported(RunDispatcher.ProgressReport report) implements Command {}
 
-  record DispatcherFinished(RunDispatcher.Outcome outcome) implements Command {}
+  record DispatcherFinished(RunDispatcher.Finished finished) implements Command {}
 
   public sealed interface CreateReply extends CborSerializable {}
 
@@ -132,111 +129,59 @@ public final class RunCoordinator
 
   public record CancelRequested(String runId, Instant at) implements Event {}
 
-  public record GovernorChanged(GovernorPolicy.Settings settings, Instant at) implements Event {}
-
-  /** One run as the coordinator remembers it. */
-  public record RunRecord(
-      RunRequest request,
-      String scopeId,
-      long itemCount,
-      String scopeDigest,
-      RunState state,
-      Instant createdAt,
-      Instant deadline,
-      Instant endedAt,
-      String endReason,
-      RunProgress finalProgress,
-      boolean cancelRequested,
-      int resumes)
-      implements CborSerializable {
-
-    public String runId() {
-      return request.runId();
-    }
-
-    RunRecord ended(RunEnded e) {
-      return new RunRecord(
-          request,
-          scopeId,
-          itemCount,
-          scopeDigest,
-          e.state(),
-          createdAt,
-          deadline,
-          e.at(),
-          e.reason(),
-          e.progress(),
-          false,
-          resumes);
-    }
-
-    RunRecord resumed(RunResumed e) {
-      return new RunRecord(
-          request,
-          scopeId,
-          itemCount,
-          scopeDigest,
-          RunState.RUNNING,
-          createdAt,
-          e.newDeadline(),
-          null,
-          null,
-          null,
-          false,
-          resumes + 1);
-    }
-
-    RunRecord withCancelRequested() {
-      return new RunRecord(
-          request,
-          scopeId,
-          itemCount,
-          scopeDigest,
-          state,
-          createdAt,
-          deadline,
-          endedAt,
-          endReason,
-          finalProgress,
-          true,
-          resumes);
-    }
-  }
+  public record GovernorChanged(GovernorSettings settings, Instant at) implements Event {}
 
   /** {@code governor} is null until an operator changes the limits: the node's defaults apply. */
-  public record State(Map<String, RunRecord> runs, GovernorPolicy.Settings governor)
+  public record State(Map<String, RunRecord> runs, GovernorSettings governor)
       implements CborSerializable {
+
     State with(RunRecord record) {
       Map<String, RunRecord> next = new TreeMap<>(runs);
       next.put(record.runId(), record);
       return new State(next, governor);
     }
 
-    State withGovernor(GovernorPolicy.Settings settings) {
-      return new State(runs, settings);
+    State onCreated(RunCreated e) {
+      return with(
+          RunRecord.created(e.request(), e.scopeId(), e.itemCount(), e.scopeDigest(), e.at()));
+    }
+
+    State onEnded(RunEnded e) {
+      return with(runs.get(e.runId()).ended(e.state(), e.progress(), e.reason(), e.at()));
+    }
+
+    State onResumed(RunResumed e) {
+      return with(runs.get(e.runId()).resumed(e.newDeadline()));
+    }
+
+    State onCancelRequested(CancelRequested e) {
+      return with(runs.get(e.runId()).withCancelRequested());
+    }
+
+    State onGovernorChanged(GovernorChanged e) {
+      return new State(runs, e.settings());
     }
   }
 
   // --- behaviour ---------------------------------------------------------------------------------
 
   private final ActorContext<Command> ctx;
-  private final RunDispatcher.Dependencies deps;
   private final Clock clock;
-  private final Map<String, ActorRef<RunDispatcher.Command>> dispatchers = new HashMap<>();
-  private final Map<String, RunProgress> progress = new HashMap<>();
-  private final GovernorPolicy.Settings defaultGovernor;
-  private final ActorRef<RunDispatcher.Report> progressAdapter;
-  private final ActorRef<RunDispatcher.Outcome> outcomeAdapter;
+  private final GovernorSettings defaultGovernor;
+  private final RunDispatchers dispatchers;
 
   private RunCoordinator(
       ActorContext<Command> ctx, TimerScheduler<Command> timers, RunDispatcher.Dependencies deps) {
     super(PERSISTENCE_ID);
     this.ctx = ctx;
-    this.deps = deps;
     this.clock = deps.clock();
     this.defaultGovernor = deps.governor();
-    this.progressAdapter = ctx.messageAdapter(RunDispatcher.Report.class, ProgressReported::new);
-    this.outcomeAdapter = ctx.messageAdapter(RunDispatcher.Outcome.class, DispatcherFinished::new);
+    this.dispatchers =
+        new RunDispatchers(
+            ctx,
+            deps,
+            ctx.messageAdapter(RunDispatcher.ProgressReport.class, ProgressReported::new),
+            ctx.messageAdapter(RunDispatcher.Finished.class, DispatcherFinished::new));
     timers.startTimerWithFixedDelay(new Tick(), Duration.ofMillis(250));
   }
 
@@ -254,20 +199,20 @@ public final class RunCoordinator
   @Override
   public SignalHandler<State> signalHandler() {
     return newSignalHandlerBuilder()
-        .onSignal(
-            RecoveryCompleted.instance(),
-            state -> {
-              for (RunRecord run : state.runs().values()) {
-                if (run.state() == RunState.RUNNING) {
-                  // continue where the previous coordinator stopped: the items are the truth
-                  startDispatcher(run, run.resumes() > 0, governor(state));
-                  if (run.cancelRequested()) {
-                    dispatchers.get(run.runId()).tell(new RunDispatcher.Stop("cancelled", true));
-                  }
-                }
-              }
-            })
+        .onSignal(RecoveryCompleted.instance(), this::onRecovered)
         .build();
+  }
+
+  /** Continues where the previous coordinator stopped: the items are the truth. */
+  private void onRecovered(State state) {
+    for (RunRecord run : state.runs().values()) {
+      if (run.state() == RunState.RUNNING) {
+        dispatchers.start(run, run.resumes() > 0, governor(state));
+        if (run.cancelRequested()) {
+          dispatchers.tell(run.runId(), new RunDispatcher.Stop("cancelled", true));
+        }
+      }
+    }
   }
 
   @Override
@@ -275,15 +220,8 @@ public final class RunCoordinator
     return newCommandHandlerWithReplyBuilder()
         .forAnyState()
         .onCommand(CreateRun.class, this::onCreate)
-        .onCommand(
-            GetRun.class, (state, cmd) -> Effect().reply(cmd.replyTo(), lookup(state, cmd.runId())))
-        .onCommand(
-            ListRuns.class,
-            (state, cmd) ->
-                Effect()
-                    .reply(
-                        cmd.replyTo(),
-                        new RunList(state.runs().values().stream().map(this::view).toList())))
+        .onCommand(GetRun.class, this::onGet)
+        .onCommand(ListRuns.class, this::onList)
         .onCommand(ResumeRun.class, this::onResume)
         .onCommand(CancelRun.class, this::onCancel)
         .onCommand(SetGovernor.class, this::onSetGovernor)
@@ -336,9 +274,19 @@ public final class RunCoordinator
                       run.runId(),
                       run.itemCount(),
                       run.deadline());
-              startDispatcher(run, false, governor(s));
+              dispatchers.start(run, false, governor(s));
             })
         .thenReply(cmd.replyTo(), s -> new Created(view(s.runs().get(request.runId()))));
+  }
+
+  private ReplyEffect<Event, State> onGet(State state, GetRun cmd) {
+    RunRecord run = state.runs().get(cmd.runId());
+    return Effect().reply(cmd.replyTo(), new RunLookup(run == null ? null : view(run)));
+  }
+
+  private ReplyEffect<Event, State> onList(State state, ListRuns cmd) {
+    return Effect()
+        .reply(cmd.replyTo(), new RunList(state.runs().values().stream().map(this::view).toList()));
   }
 
   private ReplyEffect<Event, State> onResume(State state, ResumeRun cmd) {
@@ -347,23 +295,14 @@ public final class RunCoordinator
       return Effect().reply(cmd.replyTo(), unknownRun(cmd.runId()));
     }
     if (cmd.newDeadline() == null || !cmd.newDeadline().isAfter(clock.instant())) {
-      return Effect()
-          .reply(
-              cmd.replyTo(),
-              new ControlRefused("invalid_deadline", "the new deadline must be in the future"));
+      return refuse(cmd.replyTo(), "invalid_deadline", "the new deadline must be in the future");
     }
     if (run.state() == RunState.RUNNING) {
-      return Effect()
-          .reply(
-              cmd.replyTo(),
-              new ControlRefused("run_running", "run " + run.runId() + " is still RUNNING"));
+      return refuse(cmd.replyTo(), "run_running", "run " + run.runId() + " is still RUNNING");
     }
     if (run.state() == RunState.SUCCEEDED) {
-      return Effect()
-          .reply(
-              cmd.replyTo(),
-              new ControlRefused(
-                  "run_succeeded", "run " + run.runId() + " SUCCEEDED: nothing to resume"));
+      return refuse(
+          cmd.replyTo(), "run_succeeded", "run " + run.runId() + " SUCCEEDED: nothing to resume");
     }
     return Effect()
         .persist(new RunResumed(run.runId(), cmd.newDeadline(), clock.instant()))
@@ -371,8 +310,7 @@ public final class RunCoordinator
             s -> {
               RunRecord resumed = s.runs().get(run.runId());
               ctx.getLog().info("run {} resumed with deadline {}", run.runId(), resumed.deadline());
-              progress.remove(run.runId());
-              startDispatcher(resumed, true, governor(s));
+              dispatchers.start(resumed, true, governor(s));
             })
         .thenReply(cmd.replyTo(), s -> new ControlAccepted(view(s.runs().get(run.runId()))));
   }
@@ -383,21 +321,12 @@ public final class RunCoordinator
       return Effect().reply(cmd.replyTo(), unknownRun(cmd.runId()));
     }
     if (run.state() != RunState.RUNNING) {
-      return Effect()
-          .reply(
-              cmd.replyTo(),
-              new ControlRefused(
-                  "run_ended", "run " + run.runId() + " already ended " + run.state()));
+      return refuse(
+          cmd.replyTo(), "run_ended", "run " + run.runId() + " already ended " + run.state());
     }
     return Effect()
         .persist(new CancelRequested(run.runId(), clock.instant()))
-        .thenRun(
-            s -> {
-              ActorRef<RunDispatcher.Command> dispatcher = dispatchers.get(run.runId());
-              if (dispatcher != null) {
-                dispatcher.tell(new RunDispatcher.Stop("cancelled", true));
-              }
-            })
+        .thenRun(s -> dispatchers.tell(run.runId(), new RunDispatcher.Stop("cancelled", true)))
         .thenReply(cmd.replyTo(), s -> new ControlAccepted(view(s.runs().get(run.runId()))));
   }
 
@@ -407,104 +336,76 @@ public final class RunCoordinator
         .thenRun(
             s -> {
               ctx.getLog().info("governor limits changed to {}", cmd.settings());
-              dispatchers
-                  .values()
-                  .forEach(d -> d.tell(new RunDispatcher.GovernorChanged(cmd.settings())));
+              dispatchers.tellAll(new RunDispatcher.ChangeGovernor(cmd.settings()));
             })
         .thenReply(cmd.replyTo(), this::governorReply);
   }
 
   private GovernorReply governorReply(State state) {
-    Map<String, RunProgress.GovernorView> views = new TreeMap<>();
+    Map<String, GovernorView> views = new TreeMap<>();
     state.runs().values().stream()
         .filter(run -> run.state() == RunState.RUNNING)
         .forEach(
-            run -> {
-              RunProgress p = progress.get(run.runId());
-              if (p != null && p.governor() != null) {
-                views.put(run.runId(), p.governor());
-              }
-            });
+            run ->
+                dispatchers
+                    .progressOf(run.runId())
+                    .filter(p -> p.governor() != null)
+                    .ifPresent(p -> views.put(run.runId(), p.governor())));
     return new GovernorReply(governor(state), views);
   }
 
-  private GovernorPolicy.Settings governor(State state) {
+  private GovernorSettings governor(State state) {
     return state.governor() != null ? state.governor() : defaultGovernor;
   }
 
+  /** The deadline: repeated every tick until the run ends, since Stop is idempotent. */
   private ReplyEffect<Event, State> onTick(State state, Tick tick) {
     Instant now = clock.instant();
     for (RunRecord run : state.runs().values()) {
       if (run.state() == RunState.RUNNING && !now.isBefore(run.deadline())) {
-        ActorRef<RunDispatcher.Command> dispatcher = dispatchers.get(run.runId());
-        if (dispatcher != null) {
-          // repeated every tick until the run ends: Stop is idempotent
-          dispatcher.tell(new RunDispatcher.Stop("deadline " + run.deadline() + " passed", false));
-        }
+        dispatchers.tell(
+            run.runId(), new RunDispatcher.Stop("deadline " + run.deadline() + " passed", false));
       }
     }
     return Effect().noReply();
   }
 
   private ReplyEffect<Event, State> onProgress(State state, ProgressReported reported) {
-    progress.put(reported.report().runId(), reported.report().progress());
+    dispatchers.reported(reported.report());
     return Effect().noReply();
   }
 
-  private ReplyEffect<Event, State> onFinished(State state, DispatcherFinished finished) {
-    RunDispatcher.Outcome outcome = finished.outcome();
-    RunRecord run = state.runs().get(outcome.runId());
+  private ReplyEffect<Event, State> onFinished(State state, DispatcherFinished message) {
+    RunDispatcher.Finished finished = message.finished();
+    RunRecord run = state.runs().get(finished.runId());
     if (run == null || run.state() != RunState.RUNNING) {
       return Effect().noReply();
     }
     return Effect()
         .persist(
             new RunEnded(
-                outcome.runId(),
-                outcome.state(),
-                outcome.progress(),
-                outcome.reason(),
+                finished.runId(),
+                finished.state(),
+                finished.progress(),
+                finished.reason(),
                 clock.instant()))
         .thenRun(
             s -> {
               ctx.getLog()
                   .info(
                       "run {} ended {}: {} ({})",
-                      outcome.runId(),
-                      outcome.state(),
-                      outcome.progress().counts(),
-                      outcome.reason());
-              progress.put(outcome.runId(), outcome.progress());
-              ActorRef<RunDispatcher.Command> dispatcher = dispatchers.remove(outcome.runId());
-              if (dispatcher != null) {
-                ctx.stop(dispatcher);
-              }
+                      finished.runId(),
+                      finished.state(),
+                      finished.progress().counts(),
+                      finished.reason());
+              dispatchers.stop(finished.runId());
             })
         .thenNoReply();
   }
 
-  private void startDispatcher(
-      RunRecord run, boolean resume, GovernorPolicy.Settings governorSettings) {
-    ActorRef<RunDispatcher.Command> previous = dispatchers.remove(run.runId());
-    if (previous != null) {
-      ctx.stop(previous);
-    }
-    String name =
-        "dispatcher-"
-            + URLEncoder.encode(run.runId(), StandardCharsets.UTF_8)
-            + "-"
-            + run.resumes();
-    dispatchers.put(
-        run.runId(),
-        ctx.spawn(
-            RunDispatcher.create(
-                run, resume, governorSettings, deps, progressAdapter, outcomeAdapter),
-            name));
-  }
-
-  private RunLookup lookup(State state, String runId) {
-    RunRecord run = state.runs().get(runId);
-    return new RunLookup(run == null ? null : view(run));
+  private ReplyEffect<Event, State> refuse(
+      ActorRef<ControlReply> replyTo, String error, String message) {
+    return Effect().reply(replyTo, new ControlRefused(error, message));
   }
 
   private static ControlRefused unknownRun(String runId) {
@@ -512,60 +413,18 @@ public final class RunCoordinator
   }
 
   private RunView view(RunRecord run) {
-    RunProgress p = run.finalProgress();
-    if (run.state() == RunState.RUNNING || p == null) {
-      p = progress.getOrDefault(run.runId(), RunProgress.initial(run.itemCount()));
-    }
-    return new RunView(
-        run.runId(),
-        run.request().job(),
-        run.request().businessDate().toString(),
-        run.state(),
-        run.createdAt(),
-        run.deadline(),
-        run.endedAt(),
-        run.endReason(),
-        run.request().maxAttempts(),
-        run.request().maxFailedItems(),
-        run.resumes(),
-        p.counts(),
-        p.backlogAgeSeconds(),
-        p.itemsPerSecond(),
-        p.projectedFinish(),
-        p.staleRejections(),
-        p.leaseExpiries(),
-        p.reconciliations(),
-        p.throttledAnswers(),
-        p.governor());
+    return RunView.of(run, dispatchers.progressOf(run.runId()).orElse(null));
   }
 
   @Override
   public EventHandler<State, Event> eventHandler() {
     return newEventHandlerBuilder()
         .forAnyState()
-        .onEvent(
-            RunCreated.class,
-            (state, e) ->
-                state.with(
-                    new RunRecord(
-                        e.request(),
-                        e.scopeId(),
-                        e.itemCount(),
-                        e.scopeDigest(),
-                        RunState.RUNNING,
-                        e.at(),
-                        e.request().deadline(),
-                        null,
-                        null,
-                        null,
-                        false,
-                        0)))
-        .onEvent(RunEnded.class, (state, e) -> state.with(state.runs().get(e.runId()).ended(e)))
-        .onEvent(RunResumed.class, (state, e) -> state.with(state.runs().get(e.runId()).resumed(e)))
-        .onEvent(
-            CancelRequested.class,
-            (state, e) -> state.with(state.runs().get(e.runId()).withCancelRequested()))
-        .onEvent(GovernorChanged.class, (state, e) -> state.withGovernor(e.settings()))
+        .onEvent(RunCreated.class, State::onCreated)
+        .onEvent(RunEnded.class, State::onEnded)
+        .onEvent(RunResumed.class, State::onResumed)
+        .onEvent(CancelRequested.class, State::onCancelRequested)
+        .onEvent(GovernorChanged.class, State::onGovernorChanged)
         .build();
   }
 }

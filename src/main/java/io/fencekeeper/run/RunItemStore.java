@@ -2,7 +2,7 @@ package io.fencekeeper.run;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import io.fencekeeper.node.JournalDatabase;
+import io.fencekeeper.journal.JournalDatabase;
 import io.fencekeeper.run.scope.AccountCursor;
 import java.sql.Array;
 import java.sql.Connection;
@@ -31,6 +31,9 @@ public final class RunItemStore implements AutoCloseable {
 
   /** One staged item of a run's scope. */
   public record Row(int seq, String accountId, String cursor, short status) {}
+
+  /** A terminal status to cache for the item at {@code seq}. */
+  public record StatusWrite(int seq, short status) {}
 
   private final HikariDataSource dataSource;
   private final boolean postgres;
@@ -150,13 +153,13 @@ public final class RunItemStore implements AutoCloseable {
    * Caches terminal statuses: one UPDATE per status for the whole batch ({@code seq = ANY(?)}), not
    * one per item, so a run of a million items does not cost the database a million statements.
    */
-  public void markStatuses(String scopeId, List<int[]> seqAndStatus) {
-    if (seqAndStatus.isEmpty()) {
+  public void markStatuses(String scopeId, List<StatusWrite> writes) {
+    if (writes.isEmpty()) {
       return;
     }
     Map<Short, List<Integer>> byStatus = new TreeMap<>();
-    for (int[] update : seqAndStatus) {
-      byStatus.computeIfAbsent((short) update[1], s -> new ArrayList<>()).add(update[0]);
+    for (StatusWrite write : writes) {
+      byStatus.computeIfAbsent(write.status(), s -> new ArrayList<>()).add(write.seq());
     }
     String sql = "UPDATE run_item SET status = ? WHERE scope_id = ? AND seq = ANY(?)";
     try (Connection c = dataSource.getConnection();

@@ -1,9 +1,8 @@
 package io.fencekeeper.run;
 
 import io.fencekeeper.CborSerializable;
-import io.fencekeeper.worker.GovernorPolicy;
+import io.fencekeeper.run.governor.GovernorView;
 import java.time.Instant;
-import java.util.List;
 
 /**
  * What the dispatcher of a run knows about its progress: the figures an operator watches.
@@ -25,15 +24,6 @@ public record RunProgress(
     long throttledAnswers,
     GovernorView governor)
     implements CborSerializable {
-
-  /** The governor of a run: the decision in force and the recent changes, newest last. */
-  public record GovernorView(
-      GovernorPolicy.Mode mode, int cap, String reason, List<GovernorChange> changes)
-      implements CborSerializable {}
-
-  /** One logged governor decision. */
-  public record GovernorChange(Instant at, GovernorPolicy.Mode mode, int cap, String reason)
-      implements CborSerializable {}
 
   public static RunProgress initial(long total) {
     return new RunProgress(Counts.allPending(total), 0, 0, null, 0, 0, 0, 0, null);

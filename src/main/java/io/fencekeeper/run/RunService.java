@@ -1,14 +1,16 @@
 package io.fencekeeper.run;
 
+import io.fencekeeper.Stages;
 import io.fencekeeper.item.ItemGateway;
-import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.WorkItem;
-import io.fencekeeper.node.Stages;
 import io.fencekeeper.run.RunCoordinator.ControlReply;
 import io.fencekeeper.run.RunCoordinator.CreateReply;
+import io.fencekeeper.run.governor.GovernorSettings;
 import io.fencekeeper.run.scope.ScopeReader;
 import io.fencekeeper.run.scope.ScopeSummary;
 import io.fencekeeper.worker.AttemptResult;
+import io.fencekeeper.worker.WorkProtocol;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -51,6 +53,7 @@ public final class RunService {
   private final Executor blocking;
   private final Duration askTimeout;
   private final ItemGateway items;
+  private final Clock clock;
 
   public RunService(
       ActorSystem<?> system,
@@ -59,8 +62,10 @@ public final class RunService {
       ScopeReader scopes,
       ItemGateway items,
       Executor blocking,
-      Duration askTimeout) {
+      Duration askTimeout,
+      Clock clock) {
     this.system = system;
+    this.clock = clock;
     this.items = items;
     this.coordinator = coordinator;
     this.store = store;
@@ -132,13 +137,13 @@ public final class RunService {
     return Stages.on(
             AskPattern.<Receptionist.Command, Receptionist.Listing>ask(
                 system.receptionist(),
-                replyTo -> Receptionist.find(RunDispatcher.serviceKeyOf(runId), replyTo),
+                replyTo -> Receptionist.find(WorkProtocol.serviceKeyOf(runId), replyTo),
                 askTimeout,
                 system.scheduler()),
             system.executionContext())
         .thenCompose(
             listing -> {
-              var dispatchers = listing.getServiceInstances(RunDispatcher.serviceKeyOf(runId));
+              var dispatchers = listing.getServiceInstances(WorkProtocol.serviceKeyOf(runId));
               if (dispatchers.isEmpty()) {
                 return CompletableFuture.completedFuture(Optional.<WorkItem.Claimed>empty());
               }
@@ -147,14 +152,17 @@ public final class RunService {
   }
 
   private CompletionStage<Optional<WorkItem.Claimed>> claimFrom(
-      ActorRef<RunDispatcher.Command> dispatcher, String workerId, Duration lease, int triesLeft) {
+      ActorRef<WorkProtocol.ToDispatcher> dispatcher,
+      String workerId,
+      Duration lease,
+      int triesLeft) {
     if (triesLeft == 0) {
       return CompletableFuture.completedFuture(Optional.empty());
     }
     return Stages.on(
-            AskPattern.<RunDispatcher.Command, RunDispatcher.WorkBatch>ask(
+            AskPattern.<WorkProtocol.ToDispatcher, WorkProtocol.WorkBatch>ask(
                 dispatcher,
-                replyTo -> new RunDispatcher.RequestWork(1, true, replyTo),
+                replyTo -> new WorkProtocol.RequestWork(1, true, replyTo),
                 askTimeout,
                 system.scheduler()),
             system.executionContext())
@@ -163,9 +171,9 @@ public final class RunService {
               if (batch.offers().isEmpty()) {
                 return CompletableFuture.completedFuture(Optional.<WorkItem.Claimed>empty());
               }
-              RunDispatcher.WorkOffer offer = batch.offers().get(0);
+              WorkProtocol.WorkOffer offer = batch.offers().get(0);
               return items
-                  .claim(ItemId.parse(offer.itemId()), workerId, lease, offer.maxAttempts())
+                  .claim(offer.itemId(), workerId, lease, offer.maxAttempts())
                   .thenCompose(
                       reply -> {
                         if (reply instanceof WorkItem.Claimed claimed) {
@@ -173,13 +181,13 @@ public final class RunService {
                         }
                         // not claimable after all: let the dispatcher know, try the next one
                         dispatcher.tell(
-                            new RunDispatcher.Settled(offer.seq(), settledAs(reply, lease), 0));
+                            new WorkProtocol.Settled(offer.seq(), settledAs(reply, lease), 0));
                         return claimFrom(dispatcher, workerId, lease, triesLeft - 1);
                       });
             });
   }
 
-  private static AttemptResult settledAs(WorkItem.Reply reply, Duration lease) {
+  private AttemptResult settledAs(WorkItem.Reply reply, Duration lease) {
     if (reply instanceof WorkItem.LeaseHeld held) {
       return new AttemptResult.Held(held.leaseExpiresAt());
     }
@@ -190,7 +198,7 @@ public final class RunService {
         case CLOSED -> new AttemptResult.Closed();
         default ->
             new AttemptResult.RetryAt(
-                nc.retryAt() != null ? nc.retryAt() : Instant.now().plus(lease));
+                nc.retryAt() != null ? nc.retryAt() : clock.instant().plus(lease));
       };
     }
     return new AttemptResult.Abandoned("claim answered " + reply);
@@ -226,8 +234,7 @@ public final class RunService {
   }
 
   /** Changes the cluster-wide governor limits; validated by the settings record itself. */
-  public CompletionStage<RunCoordinator.GovernorReply> setGovernor(
-      io.fencekeeper.worker.GovernorPolicy.Settings settings) {
+  public CompletionStage<RunCoordinator.GovernorReply> setGovernor(GovernorSettings settings) {
     return Stages.on(
         AskPattern.<RunCoordinator.Command, RunCoordinator.GovernorReply>ask(
             coordinator,

@@ -1,9 +1,13 @@
 package io.fencekeeper.run;
 
 import io.fencekeeper.CborSerializable;
+import io.fencekeeper.run.governor.GovernorView;
 import java.time.Instant;
 
-/** A run as operators and the API see it. */
+/**
+ * A run as operators and the API see it. {@code scopeId} names the run's rows in {@code run_item}
+ * (for the API's item pages; not shown to clients).
+ */
 public record RunView(
     String runId,
     String job,
@@ -24,5 +28,37 @@ public record RunView(
     long leaseExpiries,
     long reconciliations,
     long throttledAnswers,
-    RunProgress.GovernorView governor)
-    implements CborSerializable {}
+    GovernorView governor,
+    String scopeId)
+    implements CborSerializable {
+
+  /** A run's record with the figures of its dispatcher (or its final figures once ended). */
+  static RunView of(RunRecord run, RunProgress live) {
+    RunProgress p = run.finalProgress();
+    if (run.state() == RunState.RUNNING || p == null) {
+      p = live != null ? live : RunProgress.initial(run.itemCount());
+    }
+    return new RunView(
+        run.runId(),
+        run.request().job(),
+        run.request().businessDate().toString(),
+        run.state(),
+        run.createdAt(),
+        run.deadline(),
+        run.endedAt(),
+        run.endReason(),
+        run.request().maxAttempts(),
+        run.request().maxFailedItems(),
+        run.resumes(),
+        p.counts(),
+        p.backlogAgeSeconds(),
+        p.itemsPerSecond(),
+        p.projectedFinish(),
+        p.staleRejections(),
+        p.leaseExpiries(),
+        p.reconciliations(),
+        p.throttledAnswers(),
+        p.governor(),
+        run.scopeId());
+  }
+}

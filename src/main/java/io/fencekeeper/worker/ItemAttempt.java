@@ -274,9 +274,13 @@ public final class ItemAttempt {
                     new AttemptResult.Done(
                         claim.takeover(), claim.effect() == EffectStatus.AMBIGUOUS || lookedUp));
               }
-              if (reply instanceof WorkItem.Invalid) {
-                // already recorded by this very attempt (a retried write): finish it
-                return complete();
+              if (reply instanceof WorkItem.AlreadyRecorded recorded) {
+                // recorded by this very attempt (an answer lost on the way back): finish it
+                return recorded.item().status() == WorkItem.Status.DONE
+                    ? done(
+                        new AttemptResult.Done(
+                            claim.takeover(), claim.effect() == EffectStatus.AMBIGUOUS || lookedUp))
+                    : complete();
               }
               if (reply instanceof WorkItem.LeaseLost lost) {
                 // the next holder finds the effect AMBIGUOUS and reconciles: one effect stays one

@@ -1,7 +1,10 @@
 package io.fencekeeper.worker;
 
-import io.fencekeeper.item.ItemId;
-import io.fencekeeper.run.RunDispatcher;
+import io.fencekeeper.worker.WorkProtocol.RequestWork;
+import io.fencekeeper.worker.WorkProtocol.Settled;
+import io.fencekeeper.worker.WorkProtocol.ToDispatcher;
+import io.fencekeeper.worker.WorkProtocol.WorkBatch;
+import io.fencekeeper.worker.WorkProtocol.WorkOffer;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -25,12 +28,12 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
 
   public sealed interface Command {}
 
-  record DispatchersChanged(Set<ActorRef<RunDispatcher.Command>> dispatchers) implements Command {}
+  record DispatchersChanged(Set<ActorRef<ToDispatcher>> dispatchers) implements Command {}
 
-  record BatchReceived(RunDispatcher.WorkBatch batch) implements Command {}
+  record BatchReceived(WorkBatch batch) implements Command {}
 
   record AttemptFinished(
-      ActorRef<RunDispatcher.Command> dispatcher, int seq, AttemptResult result, int throttles)
+      ActorRef<ToDispatcher> dispatcher, int seq, AttemptResult result, int throttles)
       implements Command {}
 
   public static Behavior<Command> create(int capacity, String nodeName, ItemAttempt.Context ctx) {
@@ -40,8 +43,8 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
   private final int capacity;
   private final String nodeName;
   private final ItemAttempt.Context attempts;
-  private final ActorRef<RunDispatcher.WorkBatch> batchAdapter;
-  private final Map<ActorRef<RunDispatcher.Command>, Integer> requested = new HashMap<>();
+  private final ActorRef<WorkBatch> batchAdapter;
+  private final Map<ActorRef<ToDispatcher>, Integer> requested = new HashMap<>();
   private final AtomicLong workerIds = new AtomicLong();
   private int inFlight;
 
@@ -51,16 +54,16 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
     this.capacity = capacity;
     this.nodeName = nodeName;
     this.attempts = attempts;
-    this.batchAdapter = context.messageAdapter(RunDispatcher.WorkBatch.class, BatchReceived::new);
+    this.batchAdapter = context.messageAdapter(WorkBatch.class, BatchReceived::new);
     ActorRef<Receptionist.Listing> listingAdapter =
         context.messageAdapter(
             Receptionist.Listing.class,
             listing ->
-                new DispatchersChanged(listing.getServiceInstances(RunDispatcher.SERVICE_KEY)));
+                new DispatchersChanged(listing.getServiceInstances(WorkProtocol.SERVICE_KEY)));
     context
         .getSystem()
         .receptionist()
-        .tell(Receptionist.subscribe(RunDispatcher.SERVICE_KEY, listingAdapter));
+        .tell(Receptionist.subscribe(WorkProtocol.SERVICE_KEY, listingAdapter));
   }
 
   @Override
@@ -74,7 +77,7 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
 
   private Behavior<Command> onDispatchersChanged(DispatchersChanged changed) {
     requested.keySet().retainAll(changed.dispatchers());
-    for (ActorRef<RunDispatcher.Command> dispatcher : changed.dispatchers()) {
+    for (ActorRef<ToDispatcher> dispatcher : changed.dispatchers()) {
       requested.putIfAbsent(dispatcher, 0);
     }
     requestWork();
@@ -82,26 +85,25 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
   }
 
   private Behavior<Command> onBatch(BatchReceived received) {
-    RunDispatcher.WorkBatch batch = received.batch();
-    ActorRef<RunDispatcher.Command> dispatcher = batch.dispatcher();
+    WorkBatch batch = received.batch();
+    ActorRef<ToDispatcher> dispatcher = batch.dispatcher();
     if (batch.finished()) {
       requested.remove(dispatcher);
     } else if (requested.containsKey(dispatcher)) {
       requested.put(dispatcher, 0);
     }
-    for (RunDispatcher.WorkOffer offer : batch.offers()) {
+    for (WorkOffer offer : batch.offers()) {
       start(dispatcher, offer);
     }
     requestWork();
     return this;
   }
 
-  private void start(ActorRef<RunDispatcher.Command> dispatcher, RunDispatcher.WorkOffer offer) {
+  private void start(ActorRef<ToDispatcher> dispatcher, WorkOffer offer) {
     inFlight++;
     String workerId = nodeName + "/w" + workerIds.incrementAndGet();
     ItemAttempt attempt =
-        new ItemAttempt(
-            attempts, ItemId.parse(offer.itemId()), workerId, offer.lease(), offer.maxAttempts());
+        new ItemAttempt(attempts, offer.itemId(), workerId, offer.lease(), offer.maxAttempts());
     getContext()
         .pipeToSelf(
             attempt.run(),
@@ -119,7 +121,7 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
     inFlight--;
     finished
         .dispatcher()
-        .tell(new RunDispatcher.Settled(finished.seq(), finished.result(), finished.throttles()));
+        .tell(new Settled(finished.seq(), finished.result(), finished.throttles()));
     requestWork();
     return this;
   }
@@ -131,7 +133,7 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
     if (free <= 0) {
       return;
     }
-    List<ActorRef<RunDispatcher.Command>> idle = new ArrayList<>();
+    List<ActorRef<ToDispatcher>> idle = new ArrayList<>();
     requested.forEach(
         (dispatcher, open) -> {
           if (open == 0) {
@@ -142,14 +144,14 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
       return;
     }
     int share = Math.max(1, free / idle.size());
-    for (ActorRef<RunDispatcher.Command> dispatcher : idle) {
+    for (ActorRef<ToDispatcher> dispatcher : idle) {
       if (free <= 0) {
         break;
       }
       int ask = Math.min(share, free);
       requested.put(dispatcher, ask);
       free -= ask;
-      dispatcher.tell(new RunDispatcher.RequestWork(ask, batchAdapter));
+      dispatcher.tell(new RequestWork(ask, batchAdapter));
     }
   }
 }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
 import io.fencekeeper.item.ItemAudit;
 import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.ItemView;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.node.FencekeeperNode;
 import io.fencekeeper.node.NodeConfig;
@@ -138,7 +139,7 @@ final class ClusterFixture {
         r -> r != null && r.state().ended());
   }
 
-  static WorkItem.ItemView item(FencekeeperNode via, ItemId id) throws Exception {
+  static ItemView item(FencekeeperNode via, ItemId id) throws Exception {
     return assertInstanceOf(
             WorkItem.Accepted.class,
             via.items().get(id).toCompletableFuture().get(20, TimeUnit.SECONDS))
@@ -155,7 +156,7 @@ final class ClusterFixture {
     Map<Integer, Integer> histogram = new TreeMap<>();
     for (AccountCursor account : accounts) {
       ItemId id = ItemId.of(job, DATE, account.accountId(), account.cursor());
-      WorkItem.ItemView item = item(via, id);
+      ItemView item = item(via, id);
       assertEquals(WorkItem.Status.DONE, item.status(), id.value());
       int count = effects.getOrDefault(id.idempotencyKey(), 0);
       histogram.merge(count, 1, Integer::sum);

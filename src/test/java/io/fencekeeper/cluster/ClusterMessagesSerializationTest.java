@@ -3,8 +3,8 @@ package io.fencekeeper.cluster;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.fencekeeper.node.FencekeeperNode;
-import io.fencekeeper.run.RunDispatcher;
 import io.fencekeeper.worker.AttemptResult;
+import io.fencekeeper.worker.WorkProtocol;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -47,7 +47,7 @@ class ClusterMessagesSerializationTest {
             new AttemptResult.Closed(),
             new AttemptResult.Abandoned("no answer"));
     for (AttemptResult result : results) {
-      RunDispatcher.Settled settled = new RunDispatcher.Settled(7, result, 1);
+      WorkProtocol.Settled settled = new WorkProtocol.Settled(7, result, 1);
       var serializer = serialization.findSerializerFor(settled);
       byte[] bytes = serializer.toBinary(settled);
       Object back =

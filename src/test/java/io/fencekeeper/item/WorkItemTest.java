@@ -276,11 +276,11 @@ class WorkItemTest {
   }
 
   @Test
-  void secondEffectRecordIsRefused() {
+  void secondEffectRecordIsRefusedAsAlreadyRecorded() {
     Claimed c = claim("w-1");
     recordEffect(c.token());
     var result = run(r -> new WorkItem.RecordEffect(c.token(), applied(), r));
-    assertInstanceOf(Invalid.class, result.reply());
+    assertInstanceOf(WorkItem.AlreadyRecorded.class, result.reply());
     assertTrue(result.hasNoEvents());
   }
 
@@ -555,11 +555,11 @@ class WorkItemTest {
   }
 
   @Test
-  void recordEffectAndCompleteOverARecordedEffectIsRefused() {
+  void recordEffectAndCompleteOverARecordedEffectIsRefusedAsAlreadyRecorded() {
     Claimed c = claim("w-1");
     recordEffect(c.token());
     var result = run(r -> new WorkItem.RecordEffectAndComplete(c.token(), applied(), r));
-    assertInstanceOf(Invalid.class, result.reply());
+    assertInstanceOf(WorkItem.AlreadyRecorded.class, result.reply());
     assertTrue(result.hasNoEvents());
   }
 

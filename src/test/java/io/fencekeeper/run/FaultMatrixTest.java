@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.ItemView;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.node.FencekeeperNode;
 import io.fencekeeper.provider.ProviderTestSupport;
@@ -124,7 +125,7 @@ class FaultMatrixTest {
       int withAction = 0;
       for (AccountCursor account : accounts) {
         ItemId id = ItemId.of(job, DATE, account.accountId(), account.cursor());
-        WorkItem.ItemView item =
+        ItemView item =
             assertInstanceOf(
                     WorkItem.Accepted.class,
                     node.items().get(id).toCompletableFuture().get(10, TimeUnit.SECONDS))

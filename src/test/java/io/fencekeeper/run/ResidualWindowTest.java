@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.ItemView;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.node.FencekeeperNode;
 import io.fencekeeper.provider.http.HttpProvider;
@@ -208,7 +209,7 @@ class ResidualWindowTest {
         () -> sim.effects().getOrDefault(paused.idempotencyKey(), 0) == 1);
     clock.jump(LEASE.plusSeconds(10));
     awaitSucceeded(run.runId());
-    WorkItem.ItemView item =
+    ItemView item =
         assertInstanceOf(
                 WorkItem.Accepted.class, node.items().get(paused).toCompletableFuture().get())
             .item();

@@ -2,7 +2,7 @@ package io.fencekeeper.run;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.fencekeeper.node.JournalDatabase;
+import io.fencekeeper.journal.JournalDatabase;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.testing.TestDatabases;
 import java.nio.file.Path;
@@ -47,10 +47,10 @@ class RunItemStoreTest {
       store.markStatuses(
           "scope-a",
           List.of(
-              new int[] {1, RunItemStore.DONE},
-              new int[] {4, RunItemStore.FAILED},
-              new int[] {5, RunItemStore.DONE},
-              new int[] {9, RunItemStore.CLOSED}));
+              new RunItemStore.StatusWrite(1, RunItemStore.DONE),
+              new RunItemStore.StatusWrite(4, RunItemStore.FAILED),
+              new RunItemStore.StatusWrite(5, RunItemStore.DONE),
+              new RunItemStore.StatusWrite(9, RunItemStore.CLOSED)));
 
       Map<Integer, Short> a =
           store.page("scope-a", 0, 100).stream()

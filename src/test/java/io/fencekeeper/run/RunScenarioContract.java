@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.fencekeeper.item.ItemAudit;
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.ItemView;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.node.FencekeeperNode;
 import io.fencekeeper.provider.http.HttpProvider;
@@ -136,7 +137,7 @@ abstract class RunScenarioContract {
     }
     for (AccountCursor account : accounts) {
       ItemId id = item(job, account);
-      WorkItem.ItemView state = itemView(id);
+      ItemView state = itemView(id);
       assertEquals(WorkItem.Status.DONE, state.status(), id.value());
       boolean nothingToDo = state.effectOutcome().kind() == WorkItem.OutcomeKind.NOTHING_TO_DO;
       assertEquals(
@@ -146,7 +147,7 @@ abstract class RunScenarioContract {
     }
   }
 
-  WorkItem.ItemView itemView(ItemId id) throws Exception {
+  ItemView itemView(ItemId id) throws Exception {
     WorkItem.Reply reply = node.items().get(id).toCompletableFuture().get(10, TimeUnit.SECONDS);
     return assertInstanceOf(WorkItem.Accepted.class, reply).item();
   }
@@ -202,7 +203,7 @@ abstract class RunScenarioContract {
     clock.jump(LEASE.plusSeconds(10));
     RunView ended = awaitEnded(run.runId());
     assertEquals(RunState.SUCCEEDED, ended.state());
-    WorkItem.ItemView taken = itemView(pausedItem);
+    ItemView taken = itemView(pausedItem);
     assertEquals(2, taken.token(), "the second claim finished the item");
 
     // the first worker wakes up and tries to commit with token 1
@@ -279,7 +280,7 @@ abstract class RunScenarioContract {
         "every other item to finish",
         () -> view(run.runId()).counts().done() == accounts.size() - 1);
     assertTrue(failedOnce.get());
-    WorkItem.ItemView stuck = itemView(victimItem);
+    ItemView stuck = itemView(victimItem);
     assertEquals(WorkItem.Status.LEASED, stuck.status());
     // the write that would have recorded the effect and the completion never happened
     assertEquals(WorkItem.EffectStatus.NONE, stuck.effect());
@@ -330,7 +331,7 @@ abstract class RunScenarioContract {
   void deadlinePassesAndTheRunEndsPartialWithExactCounts() throws Exception {
     PartialRun partial = runIntoTheDeadline("deadline");
     for (AccountCursor account : partial.stuck()) {
-      WorkItem.ItemView closed = itemView(item("deadline", account));
+      ItemView closed = itemView(item("deadline", account));
       assertEquals(WorkItem.Status.CLOSED, closed.status());
       assertEquals(2, closed.token(), "closing bumped the token past the stuck worker's");
     }

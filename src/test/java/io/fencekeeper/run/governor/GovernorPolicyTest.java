@@ -1,13 +1,12 @@
-package io.fencekeeper.worker;
+package io.fencekeeper.run.governor;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.fencekeeper.worker.GovernorPolicy.Decision;
-import io.fencekeeper.worker.GovernorPolicy.Mode;
-import io.fencekeeper.worker.GovernorPolicy.Settings;
-import io.fencekeeper.worker.GovernorPolicy.Signals;
+import io.fencekeeper.run.governor.GovernorPolicy.Decision;
+import io.fencekeeper.run.governor.GovernorPolicy.Mode;
+import io.fencekeeper.run.governor.GovernorPolicy.Signals;
 import java.time.Duration;
 import java.time.Instant;
 import org.junit.jupiter.api.Test;
@@ -17,7 +16,7 @@ class GovernorPolicyTest {
 
   static final Instant NOW = Instant.parse("2026-11-30T02:00:00Z");
   static final Instant DEADLINE = NOW.plus(Duration.ofHours(4));
-  static final Settings SETTINGS = Settings.defaults().withCaps(16, 64, 2);
+  static final GovernorSettings SETTINGS = GovernorSettings.defaults().withCaps(16, 64, 2);
 
   static Signals healthy() {
     // 1,000 items at 100/s: ten seconds of a four-hour window
@@ -112,8 +111,10 @@ class GovernorPolicyTest {
   @Test
   void nonsensicalCapsAreRefusedWithTheFieldNames() {
     IllegalArgumentException e =
-        assertThrows(IllegalArgumentException.class, () -> Settings.defaults().withCaps(8, 4, 1));
+        assertThrows(
+            IllegalArgumentException.class, () -> GovernorSettings.defaults().withCaps(8, 4, 1));
     assertTrue(e.getMessage().contains("burst"), e.getMessage());
-    assertThrows(IllegalArgumentException.class, () -> Settings.defaults().withCaps(8, 16, 0));
+    assertThrows(
+        IllegalArgumentException.class, () -> GovernorSettings.defaults().withCaps(8, 16, 0));
   }
 }

@@ -1,9 +1,11 @@
-package io.fencekeeper.node;
+package io.fencekeeper.journal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.fencekeeper.node.NodeConfig;
+import io.fencekeeper.node.NodeSettings;
 import io.fencekeeper.testing.TestDatabases;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -28,7 +30,7 @@ class JournalDatabaseTest {
   void embeddedDefaultIsAnH2FileUnderTheDataDir() {
     NodeSettings settings =
         settings(Map.of("fencekeeper.data-dir", dataDir.toString(), "fencekeeper.db.url", ""));
-    JournalDatabase db = JournalDatabase.from(settings);
+    JournalDatabase db = settings.journalDatabase();
     assertEquals(JournalDatabase.Kind.H2, db.kind());
     assertTrue(db.url().startsWith("jdbc:h2:file:" + dataDir.toAbsolutePath()), db.url());
   }
@@ -36,8 +38,8 @@ class JournalDatabaseTest {
   @Test
   void aPostgresUrlSelectsPostgres() {
     JournalDatabase db =
-        JournalDatabase.from(
-            settings(Map.of("fencekeeper.db.url", "jdbc:postgresql://db:5432/fencekeeper")));
+        settings(Map.of("fencekeeper.db.url", "jdbc:postgresql://db:5432/fencekeeper"))
+            .journalDatabase();
     assertEquals(JournalDatabase.Kind.POSTGRESQL, db.kind());
     assertEquals(
         "slick.jdbc.PostgresProfile$",
@@ -49,7 +51,7 @@ class JournalDatabaseTest {
     IllegalArgumentException e =
         assertThrows(
             IllegalArgumentException.class,
-            () -> JournalDatabase.from(settings(Map.of("fencekeeper.db.url", "jdbc:mysql://x/y"))));
+            () -> settings(Map.of("fencekeeper.db.url", "jdbc:mysql://x/y")).journalDatabase());
     assertTrue(e.getMessage().contains("FENCEKEEPER_DB_URL"), e.getMessage());
   }
 
@@ -71,7 +73,7 @@ class JournalDatabaseTest {
                 "fencekeeper.db.url", target.url(),
                 "fencekeeper.db.user", target.user(),
                 "fencekeeper.db.password", target.password()));
-    JournalDatabase db = JournalDatabase.from(settings);
+    JournalDatabase db = settings.journalDatabase();
     assertEquals(
         3, db.migrate(), "first start runs every migration: journal, run items, lookup index");
     assertEquals(0, db.migrate(), "a restart finds it current");

@@ -1,13 +1,14 @@
-package io.fencekeeper.worker;
+package io.fencekeeper.run.governor;
 
 import io.fencekeeper.CborSerializable;
 import java.time.Duration;
 import java.time.Instant;
 
 /**
- * The latency-versus-cost governor as a pure function (design.md §3.3): from what a run observes to
- * how many provider calls it may have in flight across the whole cluster. More workers reduce
- * elapsed time only until the provider, the store or the retry queue becomes the limit, so:
+ * The latency-versus-cost governor as a pure function (docs/design.md, "The governor"): from what a
+ * run observes to how many provider calls it may have in flight across the whole cluster. More
+ * workers reduce elapsed time only until the provider, the store or the retry queue becomes the
+ * limit, so:
  *
  * <table>
  *   <caption>decision table, first matching row wins</caption>
@@ -33,55 +34,6 @@ public final class GovernorPolicy {
   }
 
   /**
-   * The operator's limits. {@code normalCap} is what a healthy run uses, {@code burstCap} the most
-   * it may use to meet a deadline, {@code minCap} the floor of the decrease.
-   */
-  public record Settings(
-      int normalCap,
-      int burstCap,
-      int minCap,
-      double decreaseFactor,
-      Duration decreaseCooldown,
-      double deadlineMargin,
-      int staleAlertThreshold)
-      implements CborSerializable {
-
-    public Settings {
-      if (minCap < 1 || normalCap < minCap || burstCap < normalCap) {
-        throw new IllegalArgumentException(
-            "caps must satisfy 1 <= minCap <= normalCap <= burstCap, got min "
-                + minCap
-                + ", normal "
-                + normalCap
-                + ", burst "
-                + burstCap);
-      }
-      if (burstCap > 10_000) {
-        throw new IllegalArgumentException("burstCap must be at most 10000, got " + burstCap);
-      }
-      if (!(decreaseFactor > 0 && decreaseFactor < 1)) {
-        throw new IllegalArgumentException(
-            "decreaseFactor must be between 0 and 1, got " + decreaseFactor);
-      }
-    }
-
-    public static Settings defaults() {
-      return new Settings(16, 64, 1, 0.5, Duration.ofSeconds(1), 0.9, 3);
-    }
-
-    public Settings withCaps(int normal, int burst, int min) {
-      return new Settings(
-          normal,
-          burst,
-          min,
-          decreaseFactor,
-          decreaseCooldown,
-          deadlineMargin,
-          staleAlertThreshold);
-    }
-  }
-
-  /**
    * What the run saw over the last window.
    *
    * @param throttledInWindow provider answers that were 429 / Retry-After since the last decision
@@ -100,12 +52,12 @@ public final class GovernorPolicy {
   public record Decision(Mode mode, int cap, String reason, Instant lastDecrease)
       implements CborSerializable {
 
-    public static Decision initial(Settings settings) {
+    public static Decision initial(GovernorSettings settings) {
       return new Decision(Mode.NORMAL, settings.normalCap(), "start at the normal cap", null);
     }
   }
 
-  public static Decision decide(Settings settings, Decision previous, Signals signals) {
+  public static Decision decide(GovernorSettings settings, Decision previous, Signals signals) {
     int cap = Math.max(settings.minCap(), Math.min(previous.cap(), settings.burstCap()));
     if (signals.throttledInWindow() > 0) {
       boolean coolingDown =
@@ -182,7 +134,7 @@ public final class GovernorPolicy {
    * At risk when the projected finish falls after the part of the remaining time the margin allows
    * (by default 90 %); with nothing finished yet, only once a tenth of the time has gone by.
    */
-  static boolean deadlineAtRisk(Settings settings, Signals signals, double itemsPerSecond) {
+  static boolean deadlineAtRisk(GovernorSettings settings, Signals signals, double itemsPerSecond) {
     if (signals.remainingItems() == 0 || !signals.now().isBefore(signals.deadline())) {
       return false;
     }

@@ -1,4 +1,4 @@
-package io.fencekeeper.node;
+package io.fencekeeper.journal;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
@@ -31,10 +31,14 @@ public record JournalDatabase(
     }
   }
 
-  public static JournalDatabase from(NodeSettings settings) {
-    String url = settings.dbUrl();
+  /**
+   * The database a node's settings describe: {@code url} selects it, an empty url the embedded H2
+   * file under {@code dataDir}.
+   */
+  public static JournalDatabase of(
+      Path dataDir, String url, String user, String password, int maxConnections) {
     if (url.isEmpty()) {
-      url = embeddedH2Url(settings.dataDir());
+      url = embeddedH2Url(dataDir);
     }
     Kind kind;
     if (url.startsWith("jdbc:postgresql:")) {
@@ -45,8 +49,7 @@ public record JournalDatabase(
       throw new IllegalArgumentException(
           "FENCEKEEPER_DB_URL must start with jdbc:postgresql: or jdbc:h2:, got '" + url + "'");
     }
-    return new JournalDatabase(
-        kind, url, settings.dbUser(), settings.dbPassword(), settings.dbMaxConnections());
+    return new JournalDatabase(kind, url, user, password, maxConnections);
   }
 
   /**

@@ -1,4 +1,4 @@
-package io.fencekeeper.node;
+package io.fencekeeper;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;

@@ -1,4 +1,4 @@
-package io.fencekeeper.worker;
+package io.fencekeeper.run.governor;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -9,17 +9,16 @@ import io.fencekeeper.provider.http.HttpProvider;
 import io.fencekeeper.provider.sim.SimFaults;
 import io.fencekeeper.provider.sim.SimProviderServer;
 import io.fencekeeper.run.RunCoordinator;
-import io.fencekeeper.run.RunProgress;
 import io.fencekeeper.run.RunRequest;
 import io.fencekeeper.run.RunState;
 import io.fencekeeper.run.RunView;
+import io.fencekeeper.run.governor.GovernorPolicy.Mode;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.run.scope.Scope;
 import io.fencekeeper.testing.Await;
 import io.fencekeeper.testing.OffsetClock;
 import io.fencekeeper.testing.TestDatabases;
 import io.fencekeeper.testing.TestNodes;
-import io.fencekeeper.worker.GovernorPolicy.Mode;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -63,7 +62,7 @@ class GovernorScenarioTest {
     sim.close();
   }
 
-  void start(GovernorPolicy.Settings governor, Duration lease, int workers) throws Exception {
+  void start(GovernorSettings governor, Duration lease, int workers) throws Exception {
     Path dataDir = Files.createTempDirectory("fencekeeper-governor");
     Map<String, Object> overrides = TestNodes.overrides(TestDatabases.h2File(dataDir), dataDir);
     overrides.put("fencekeeper.lease", lease.toMillis() + "ms");
@@ -113,7 +112,7 @@ class GovernorScenarioTest {
 
   static String decisions(RunView run) {
     StringBuilder out = new StringBuilder();
-    for (RunProgress.GovernorChange change : run.governor().changes()) {
+    for (GovernorView.Change change : run.governor().changes()) {
       out.append(
           String.format(
               "%n    %s %s cap %d: %s", change.at(), change.mode(), change.cap(), change.reason()));
@@ -125,7 +124,7 @@ class GovernorScenarioTest {
   void throttlingProviderGetsFarFewer429sThanAFixedCapOfTheSameSize() throws Exception {
     // far below what even a loaded two-core machine drives, so both runs meet the limit
     sim.setFaults(SimFaults.NONE.withThrottlePerSecond(40));
-    GovernorPolicy.Settings governed = GovernorPolicy.Settings.defaults().withCaps(16, 16, 1);
+    GovernorSettings governed = GovernorSettings.defaults().withCaps(16, 16, 1);
     start(governed, Duration.ofSeconds(30), 16);
     Instant deadline = clock.instant().plus(Duration.ofHours(1));
 
@@ -136,7 +135,7 @@ class GovernorScenarioTest {
 
     // the same cap, but it may never move: min = normal = burst
     node.runs()
-        .setGovernor(GovernorPolicy.Settings.defaults().withCaps(16, 16, 16))
+        .setGovernor(GovernorSettings.defaults().withCaps(16, 16, 16))
         .toCompletableFuture()
         .get(10, TimeUnit.SECONDS);
     long startFixed = System.nanoTime();
@@ -166,7 +165,7 @@ class GovernorScenarioTest {
     // 300 items of ~2 x 40 ms: 13+ s at the normal cap of 2 (deadline 10 s), about 2 s at the burst
     // cap
     sim.setFaults(SimFaults.NONE.withLatency(40, 0));
-    start(GovernorPolicy.Settings.defaults().withCaps(2, 24, 1), Duration.ofSeconds(30), 24);
+    start(GovernorSettings.defaults().withCaps(2, 24, 1), Duration.ofSeconds(30), 24);
     Instant deadline = clock.instant().plus(Duration.ofSeconds(10));
     RunView run = awaitEnded(create("burst", 300, deadline).runId(), Duration.ofMinutes(2));
     System.out.printf(
@@ -181,7 +180,7 @@ class GovernorScenarioTest {
   void theNormalCapAloneMissesTheSameDeadline() throws Exception {
     sim.setFaults(SimFaults.NONE.withLatency(40, 0));
     // burst = normal: nothing to add when the deadline is at risk
-    start(GovernorPolicy.Settings.defaults().withCaps(2, 2, 1), Duration.ofSeconds(30), 24);
+    start(GovernorSettings.defaults().withCaps(2, 2, 1), Duration.ofSeconds(30), 24);
     Instant deadline = clock.instant().plus(Duration.ofSeconds(10));
     RunView run = awaitEnded(create("no-burst", 300, deadline).runId(), Duration.ofMinutes(2));
     System.out.printf(
@@ -193,7 +192,7 @@ class GovernorScenarioTest {
   @Test
   void expiringLeasesRaiseAStaleAlertAndAddNoCapacity() throws Exception {
     sim.setFaults(SimFaults.NONE.withLatency(150, 0));
-    GovernorPolicy.Settings settings = GovernorPolicy.Settings.defaults().withCaps(4, 32, 1);
+    GovernorSettings settings = GovernorSettings.defaults().withCaps(4, 32, 1);
     start(settings, Duration.ofSeconds(5), 32);
     RunView run = create("stale", 400, clock.instant().plus(Duration.ofHours(2)));
     // workers that stall past their leases: every jump expires every lease in flight
@@ -215,7 +214,7 @@ class GovernorScenarioTest {
             () -> view(run.runId()),
             r -> everMode(r, Mode.ALERT_STALE));
     System.out.printf("stale alert; decisions:%s%n", decisions(alerted));
-    for (RunProgress.GovernorChange change : alerted.governor().changes()) {
+    for (GovernorView.Change change : alerted.governor().changes()) {
       assertTrue(change.cap() <= settings.normalCap(), "no capacity added: " + change);
     }
     assertTrue(

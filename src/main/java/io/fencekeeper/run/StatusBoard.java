@@ -1,0 +1,105 @@
+package io.fencekeeper.run;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Where each item of a running run stands, as the dispatcher knows it: one byte per item, so a run
+ * of a million items costs a megabyte. Terminal statuses are also written back to {@code run_item}
+ * in batches (the cache a restarted dispatcher starts from). The WorkItem entities stay the
+ * authority: this is a cache that the next claim corrects.
+ */
+final class StatusBoard {
+
+  static final byte READY = 0;
+  static final byte OFFERED = 1;
+  static final byte DONE = 2;
+  static final byte FAILED = 3;
+  static final byte CLOSED = 4;
+
+  /** Parked until a retry is due, a lease runs out, or a reopen answers. */
+  static final byte WAITING = 5;
+
+  private final byte[] status;
+  private long done;
+  private long failed;
+  private long closed;
+  private final List<RunItemStore.StatusWrite> unwritten = new ArrayList<>();
+
+  StatusBoard(int size) {
+    this.status = new byte[size];
+  }
+
+  int size() {
+    return status.length;
+  }
+
+  byte get(int seq) {
+    return status[seq];
+  }
+
+  /** Moves an open item between READY, OFFERED and WAITING. */
+  void mark(int seq, byte open) {
+    status[seq] = open;
+  }
+
+  /** Neither DONE, FAILED nor CLOSED. */
+  boolean isOpen(int seq) {
+    byte s = status[seq];
+    return s != DONE && s != FAILED && s != CLOSED;
+  }
+
+  /**
+   * Records that an item ended DONE, FAILED or CLOSED. DONE never changes; FAILED only becomes DONE
+   * (a later report of the item's truth). Returns whether anything changed.
+   */
+  boolean settle(int seq, byte terminal) {
+    byte previous = status[seq];
+    if (previous == terminal || previous == DONE || (previous == FAILED && terminal != DONE)) {
+      return false;
+    }
+    status[seq] = terminal;
+    if (previous == CLOSED) {
+      closed--;
+    } else if (previous == FAILED) {
+      failed--;
+    }
+    switch (terminal) {
+      case DONE -> done++;
+      case FAILED -> failed++;
+      case CLOSED -> closed++;
+      default -> throw new IllegalArgumentException("not a terminal status: " + terminal);
+    }
+    unwritten.add(new RunItemStore.StatusWrite(seq, terminal));
+    return true;
+  }
+
+  long done() {
+    return done;
+  }
+
+  long failed() {
+    return failed;
+  }
+
+  long closed() {
+    return closed;
+  }
+
+  /** Every item is DONE or FAILED: nothing is left to try. */
+  boolean allSettled() {
+    return done + failed == status.length;
+  }
+
+  /** The terminal statuses not yet written to {@code run_item}, oldest first. */
+  List<RunItemStore.StatusWrite> drainWrites() {
+    List<RunItemStore.StatusWrite> batch = List.copyOf(unwritten);
+    unwritten.clear();
+    return batch;
+  }
+
+  /** A copy for the close sweep, which runs as its own actor. */
+  byte[] snapshot() {
+    return status.clone();
+  }
+}

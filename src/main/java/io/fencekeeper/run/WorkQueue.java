@@ -1,0 +1,127 @@
+package io.fencekeeper.run;
+
+import io.fencekeeper.item.ItemId;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.PriorityQueue;
+
+/**
+ * The items of a run the dispatcher holds in memory: ready to hand out, parked until a time (retry
+ * back-off, someone else's lease, a lost attempt's lease), or offered to a worker pool and not yet
+ * settled. Everything else of the run stays in {@code run_item} until it is paged in.
+ */
+final class WorkQueue {
+
+  /** An item of the run and its place in the scope. */
+  record Ref(int seq, ItemId itemId) {}
+
+  private record Parked(Instant until, Ref ref) {}
+
+  private record Offer(Ref ref, Instant at) {}
+
+  private final StatusBoard board;
+  private final ArrayDeque<Ref> ready = new ArrayDeque<>();
+  private final PriorityQueue<Parked> parked =
+      new PriorityQueue<>(Comparator.comparing(Parked::until));
+  private final Map<Integer, Offer> offered = new HashMap<>();
+
+  WorkQueue(StatusBoard board) {
+    this.board = board;
+  }
+
+  void ready(Ref ref) {
+    board.mark(ref.seq(), StatusBoard.READY);
+    ready.add(ref);
+  }
+
+  /** Keeps the item out of dispatch until {@code until}. */
+  void park(Ref ref, Instant until) {
+    board.mark(ref.seq(), StatusBoard.WAITING);
+    parked.add(new Parked(until, ref));
+  }
+
+  /** Parked items whose time has come are ready again. */
+  void releaseDue(Instant now) {
+    while (!parked.isEmpty() && !parked.peek().until().isAfter(now)) {
+      Ref ref = parked.poll().ref();
+      if (board.get(ref.seq()) == StatusBoard.WAITING) {
+        ready(ref);
+      }
+    }
+  }
+
+  /** Up to {@code max} ready items, now offered; items settled meanwhile are skipped. */
+  List<Ref> take(int max, Instant now) {
+    List<Ref> taken = new ArrayList<>(Math.min(max, ready.size()));
+    while (taken.size() < max && !ready.isEmpty()) {
+      Ref ref = ready.poll();
+      if (board.get(ref.seq()) != StatusBoard.READY) {
+        continue; // settled by a report from an older offer
+      }
+      board.mark(ref.seq(), StatusBoard.OFFERED);
+      offered.put(ref.seq(), new Offer(ref, now));
+      taken.add(ref);
+    }
+    return taken;
+  }
+
+  /** The offer of item {@code seq} came back; empty when it was not (or no longer) offered. */
+  Optional<Ref> settle(int seq) {
+    Offer offer = offered.remove(seq);
+    return offer == null ? Optional.empty() : Optional.of(offer.ref());
+  }
+
+  /**
+   * Offers made before {@code before} go back to ready: the pool that took them is gone or stuck,
+   * and the item's claim tells the truth when it is offered again.
+   */
+  int expireOffersBefore(Instant before) {
+    int expired = 0;
+    Iterator<Offer> it = offered.values().iterator();
+    while (it.hasNext()) {
+      Offer offer = it.next();
+      if (offer.at().isBefore(before)) {
+        it.remove();
+        if (board.get(offer.ref().seq()) == StatusBoard.OFFERED) {
+          ready(offer.ref());
+          expired++;
+        }
+      }
+    }
+    return expired;
+  }
+
+  /** Offered and not settled: the run's items in flight. */
+  int inFlight() {
+    return offered.size();
+  }
+
+  int readyCount() {
+    return ready.size();
+  }
+
+  boolean hasReady() {
+    return !ready.isEmpty();
+  }
+
+  /** When the longest-waiting parked item became due, if one is overdue at {@code now}. */
+  Optional<Instant> overdueSince(Instant now) {
+    Parked first = parked.peek();
+    return first != null && !first.until().isAfter(now)
+        ? Optional.of(first.until())
+        : Optional.empty();
+  }
+
+  /** Stopping: nothing more is handed out; offers stay until they settle. */
+  void clearWaiting() {
+    ready.clear();
+    parked.clear();
+  }
+}

@@ -1,0 +1,111 @@
+package io.fencekeeper.run.governor;
+
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The governor of one run: the decision in force, the signals gathered since the last decision, and
+ * the log of changes an operator reads. Deciding is {@link GovernorPolicy}'s; this class only keeps
+ * the state between decisions, so the dispatcher that owns it stays a wiring of messages.
+ */
+public final class RunGovernor {
+
+  /** How many changes the run view keeps. */
+  static final int CHANGES_KEPT = 50;
+
+  private GovernorSettings settings;
+  private GovernorPolicy.Decision decision;
+  private Instant lastDecisionAt;
+  private long throttledInWindow;
+  private long staleInWindow;
+  private final ArrayDeque<GovernorView.Change> changes = new ArrayDeque<>();
+
+  public RunGovernor(GovernorSettings settings, Instant now) {
+    this.settings = settings;
+    this.decision = GovernorPolicy.Decision.initial(settings);
+    record(now);
+  }
+
+  /** How many of the run's items may be in flight across the cluster now. */
+  public int cap() {
+    return decision.cap();
+  }
+
+  public GovernorPolicy.Decision decision() {
+    return decision;
+  }
+
+  /** Throttled provider answers (429 / Retry-After) reported since the last decision. */
+  public void throttled(long answers) {
+    throttledInWindow += answers;
+  }
+
+  /** An attempt that lost its lease, or a claim that took over an expired one. */
+  public void stale() {
+    staleInWindow++;
+  }
+
+  /**
+   * Decides at most once a second; the decision is returned when it is worth logging: a change of
+   * mode, or a cap that moves outside NORMAL (the additive steps back to normal are not).
+   */
+  public Optional<GovernorPolicy.Decision> decide(
+      Instant now, Instant deadline, long remaining, double itemsPerSecond, double backlogAge) {
+    if (lastDecisionAt != null && now.isBefore(lastDecisionAt.plusSeconds(1))) {
+      return Optional.empty();
+    }
+    lastDecisionAt = now;
+    GovernorPolicy.Decision next =
+        GovernorPolicy.decide(
+            settings,
+            decision,
+            new GovernorPolicy.Signals(
+                now,
+                deadline,
+                remaining,
+                itemsPerSecond,
+                backlogAge,
+                throttledInWindow,
+                staleInWindow));
+    throttledInWindow = 0;
+    staleInWindow = 0;
+    boolean worthLogging =
+        next.mode() != decision.mode()
+            || (next.cap() != decision.cap() && next.mode() != GovernorPolicy.Mode.NORMAL);
+    decision = next;
+    if (!worthLogging) {
+      return Optional.empty();
+    }
+    record(now);
+    return Optional.of(next);
+  }
+
+  /** New limits from an operator: the cap in force is clamped into them at once. */
+  public GovernorPolicy.Decision change(GovernorSettings next, Instant now) {
+    settings = next;
+    int cap = Math.max(next.minCap(), Math.min(decision.cap(), next.burstCap()));
+    decision =
+        new GovernorPolicy.Decision(
+            decision.mode(), cap, "caps changed to " + capsOf(next), decision.lastDecrease());
+    record(now);
+    return decision;
+  }
+
+  public GovernorView view() {
+    return new GovernorView(
+        decision.mode(), decision.cap(), decision.reason(), List.copyOf(changes));
+  }
+
+  private void record(Instant now) {
+    changes.add(new GovernorView.Change(now, decision.mode(), decision.cap(), decision.reason()));
+    while (changes.size() > CHANGES_KEPT) {
+      changes.pollFirst();
+    }
+  }
+
+  private static String capsOf(GovernorSettings s) {
+    return "normal " + s.normalCap() + ", burst " + s.burstCap() + ", min " + s.minCap();
+  }
+}

@@ -1,0 +1,57 @@
+package io.fencekeeper.worker;
+
+import io.fencekeeper.CborSerializable;
+import io.fencekeeper.item.ItemId;
+import java.time.Duration;
+import java.util.List;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.receptionist.ServiceKey;
+
+/**
+ * The work protocol between a run's dispatcher and the worker pools of every node (work pulling): a
+ * pool asks a dispatcher for up to N items, gets one {@link WorkBatch} back, and reports how each
+ * attempt ended with {@link Settled}. Dispatchers are found through the receptionist under {@link
+ * #SERVICE_KEY}. Every message may cross the network between nodes.
+ */
+public final class WorkProtocol {
+
+  private WorkProtocol() {}
+
+  /**
+   * What a dispatcher accepts from pools. Not sealed: the dispatcher (a layer above) adds its own
+   * internal messages to the same mailbox.
+   */
+  public interface ToDispatcher extends CborSerializable {}
+
+  /** Every running run's dispatcher registers here; pools subscribe to the listing. */
+  public static final ServiceKey<ToDispatcher> SERVICE_KEY =
+      ServiceKey.create(ToDispatcher.class, "run-dispatcher");
+
+  /** The dispatcher of one run, for callers that want that run only (the claim-next API). */
+  public static ServiceKey<ToDispatcher> serviceKeyOf(String runId) {
+    return ServiceKey.create(ToDispatcher.class, "run-dispatcher:" + runId);
+  }
+
+  /**
+   * A pool asks for up to {@code max} items; it gets exactly one {@link WorkBatch} back, held until
+   * work is ready unless {@code answerNow} (the external lease API must not hang).
+   */
+  public record RequestWork(int max, boolean answerNow, ActorRef<WorkBatch> replyTo)
+      implements ToDispatcher {
+    public RequestWork(int max, ActorRef<WorkBatch> replyTo) {
+      this(max, false, replyTo);
+    }
+  }
+
+  /** A pool reports how the attempt at item {@code seq} ended, and how often it was throttled. */
+  public record Settled(int seq, AttemptResult result, int throttles) implements ToDispatcher {}
+
+  /** One item handed to a pool: {@code seq} is its place in the run's scope. */
+  public record WorkOffer(int seq, ItemId itemId, int maxAttempts, Duration lease)
+      implements CborSerializable {}
+
+  /** The answer to a {@link RequestWork}; empty and {@code finished} when the run stopped. */
+  public record WorkBatch(
+      String runId, List<WorkOffer> offers, boolean finished, ActorRef<ToDispatcher> dispatcher)
+      implements CborSerializable {}
+}
