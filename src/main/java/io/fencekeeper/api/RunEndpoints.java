@@ -105,7 +105,7 @@ final class RunEndpoints {
   }
 
   private static RuntimeException createFailure(Throwable failure) {
-    Throwable cause = unwrap(failure);
+    Throwable cause = ApiErrors.unwrap(failure);
     if (cause instanceof RunService.InvalidRunRequest invalid) {
       return new ApiError(
           422, "invalid_run", invalid.getMessage(), Map.of("problems", invalid.problems()));
@@ -115,14 +115,6 @@ final class RunEndpoints {
           422, "invalid_scope", scope.getMessage(), Map.of("problems", scope.problems()));
     }
     return cause instanceof RuntimeException runtime ? runtime : new CompletionException(cause);
-  }
-
-  static Throwable unwrap(Throwable failure) {
-    Throwable cause = failure;
-    while (cause instanceof CompletionException && cause.getCause() != null) {
-      cause = cause.getCause();
-    }
-    return cause;
   }
 
   CompletionStage<ApiResponse> list(ApiCall call) {

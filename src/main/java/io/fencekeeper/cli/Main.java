@@ -1,6 +1,5 @@
 package io.fencekeeper.cli;
 
-import io.fencekeeper.bench.BenchCommand;
 import io.fencekeeper.provider.sim.SimProviderCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -16,8 +15,7 @@ import picocli.CommandLine.Command;
       ServeCommand.class,
       SimProviderCommand.class,
       StatusCommand.class,
-      AuditCommand.class,
-      BenchCommand.class
+      AuditCommand.class
     })
 public final class Main implements Runnable {
 

@@ -2,7 +2,7 @@ package io.fencekeeper.cli;
 
 import io.fencekeeper.node.FencekeeperNode;
 import io.fencekeeper.node.NodeConfig;
-import io.fencekeeper.provider.ProviderSettings;
+import io.fencekeeper.provider.factory.ProviderSettings;
 import io.fencekeeper.provider.sim.SimProviderServer;
 import io.fencekeeper.run.RunCoordinator;
 import io.fencekeeper.run.RunRequest;

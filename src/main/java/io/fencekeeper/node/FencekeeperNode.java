@@ -8,7 +8,7 @@ import io.fencekeeper.item.ShardedItems;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.journal.JournalDatabase;
 import io.fencekeeper.provider.Provider;
-import io.fencekeeper.provider.ProviderFactory;
+import io.fencekeeper.provider.factory.ProviderFactory;
 import io.fencekeeper.provider.sim.SimProviderServer;
 import io.fencekeeper.run.RunCoordinator;
 import io.fencekeeper.run.RunDispatcher;

@@ -2,7 +2,7 @@ package io.fencekeeper.node;
 
 import com.typesafe.config.Config;
 import io.fencekeeper.journal.JournalDatabase;
-import io.fencekeeper.provider.ProviderSettings;
+import io.fencekeeper.provider.factory.ProviderSettings;
 import io.fencekeeper.run.governor.GovernorSettings;
 import java.nio.file.Path;
 import java.time.Duration;

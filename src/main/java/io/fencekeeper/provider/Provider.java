@@ -23,10 +23,10 @@ public interface Provider extends AutoCloseable {
    * fencingToken} is the caller's current claim token; a provider that fences refuses a token lower
    * than the highest it has seen with {@link ProviderError.StaleToken}.
    */
-  CompletionStage<Outcome> apply(ItemId item, Plan plan, String idempotencyKey, long fencingToken);
+  CompletionStage<Receipt> apply(ItemId item, Plan plan, String idempotencyKey, long fencingToken);
 
   /** Reconciles an ambiguous attempt: the effect recorded under this key, if there is one. */
-  CompletionStage<Optional<Outcome>> lookup(ItemId item, String idempotencyKey);
+  CompletionStage<Optional<Receipt>> lookup(ItemId item, String idempotencyKey);
 
   /** Releases connections, threads and any embedded server; never throws a checked exception. */
   @Override

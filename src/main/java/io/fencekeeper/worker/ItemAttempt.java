@@ -8,10 +8,10 @@ import io.fencekeeper.item.WorkItem.EffectOutcome;
 import io.fencekeeper.item.WorkItem.EffectStatus;
 import io.fencekeeper.item.WorkItem.OutcomeKind;
 import io.fencekeeper.item.WorkItem.Reply;
-import io.fencekeeper.provider.Outcome;
 import io.fencekeeper.provider.Plan;
 import io.fencekeeper.provider.Provider;
 import io.fencekeeper.provider.ProviderError;
+import io.fencekeeper.provider.Receipt;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -259,7 +259,7 @@ public final class ItemAttempt {
     return recordOutcome(new EffectOutcome(OutcomeKind.NOTHING_TO_DO, null, plan.description()));
   }
 
-  private CompletionStage<AttemptResult> record(OutcomeKind kind, Outcome outcome) {
+  private CompletionStage<AttemptResult> record(OutcomeKind kind, Receipt outcome) {
     return recordOutcome(new EffectOutcome(kind, outcome.effectId(), outcome.status()));
   }
 

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.fencekeeper.cli.Main;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -18,9 +17,8 @@ class BenchCommandSmokeTest {
   void benchOnH2ReportsEveryItemDoneWithItsFullAuditTrail() throws Exception {
     Path json = dir.resolve("bench.json");
     int exit =
-        Main.commandLine()
+        BenchMain.commandLine()
             .execute(
-                "bench",
                 "--items=30",
                 "--workers=4",
                 "--warmup=10",

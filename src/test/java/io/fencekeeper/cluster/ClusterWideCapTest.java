@@ -9,9 +9,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.node.FencekeeperNode;
-import io.fencekeeper.provider.Outcome;
 import io.fencekeeper.provider.Plan;
 import io.fencekeeper.provider.Provider;
+import io.fencekeeper.provider.Receipt;
 import io.fencekeeper.provider.http.HttpProvider;
 import io.fencekeeper.provider.sim.SimFaults;
 import io.fencekeeper.provider.sim.SimProviderServer;
@@ -61,12 +61,12 @@ class ClusterWideCapTest {
     }
 
     @Override
-    public CompletionStage<Outcome> apply(ItemId item, Plan plan, String key, long token) {
+    public CompletionStage<Receipt> apply(ItemId item, Plan plan, String key, long token) {
       return metered(() -> delegate.apply(item, plan, key, token));
     }
 
     @Override
-    public CompletionStage<Optional<Outcome>> lookup(ItemId item, String key) {
+    public CompletionStage<Optional<Receipt>> lookup(ItemId item, String key) {
       return metered(() -> delegate.lookup(item, key));
     }
 

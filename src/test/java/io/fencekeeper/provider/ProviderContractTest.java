@@ -11,6 +11,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fencekeeper.item.ItemId;
+import io.fencekeeper.provider.factory.ProviderFactory;
+import io.fencekeeper.provider.factory.ProviderSettings;
 import io.fencekeeper.provider.http.HttpProtocol;
 import java.time.Duration;
 import java.time.Instant;
@@ -58,10 +60,10 @@ class ProviderContractTest {
       assertTrue(!text.contains("io.fencekeeper"), "no class names in the journal: " + text);
     }
     Plan plan = Plan.action("write-off-residual", 1234, "write off");
-    Outcome outcome =
-        new Outcome("fk-1", "eff-1", Outcome.APPLIED, Instant.parse("2026-11-30T01:02:03.004Z"));
+    Receipt outcome =
+        new Receipt("fk-1", "eff-1", Receipt.APPLIED, Instant.parse("2026-11-30T01:02:03.004Z"));
     assertEquals(plan, json.readValue(json.writeValueAsString(plan), Plan.class));
-    assertEquals(outcome, json.readValue(json.writeValueAsString(outcome), Outcome.class));
+    assertEquals(outcome, json.readValue(json.writeValueAsString(outcome), Receipt.class));
   }
 
   @Test
@@ -71,7 +73,7 @@ class ProviderContractTest {
         ProviderFactory.create(
             ProviderSettings.sim().withTimeouts(Duration.ofSeconds(1), Duration.ofSeconds(5)));
     Plan plan = result(provider.plan(item));
-    Outcome outcome = result(provider.apply(item, writeOff(10), item.idempotencyKey(), 1));
+    Receipt outcome = result(provider.apply(item, writeOff(10), item.idempotencyKey(), 1));
     assertEquals(outcome, result(provider.lookup(item, item.idempotencyKey())).orElseThrow());
     assertEquals(plan, result(provider.plan(item)));
 

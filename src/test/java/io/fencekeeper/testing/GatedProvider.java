@@ -1,9 +1,9 @@
 package io.fencekeeper.testing;
 
 import io.fencekeeper.item.ItemId;
-import io.fencekeeper.provider.Outcome;
 import io.fencekeeper.provider.Plan;
 import io.fencekeeper.provider.Provider;
+import io.fencekeeper.provider.Receipt;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -57,7 +57,7 @@ public final class GatedProvider implements Provider {
   }
 
   @Override
-  public CompletionStage<Outcome> apply(ItemId item, Plan plan, String key, long token) {
+  public CompletionStage<Receipt> apply(ItemId item, Plan plan, String key, long token) {
     CompletableFuture<Void> gate = gates.get(item.accountId());
     if (gate == null || arrived(item.accountId()) > 0) {
       return delegate.apply(item, plan, key, token);
@@ -65,14 +65,14 @@ public final class GatedProvider implements Provider {
     arrivals.computeIfAbsent(item.accountId(), a -> new AtomicInteger()).incrementAndGet();
     CompletableFuture<Void> done =
         finished.computeIfAbsent(item.accountId(), a -> new CompletableFuture<>());
-    CompletableFuture<Outcome> sent =
+    CompletableFuture<Receipt> sent =
         gate.thenCompose(open -> delegate.apply(item, plan, key, token)).toCompletableFuture();
     sent.whenComplete((outcome, failure) -> done.complete(null));
     return sent;
   }
 
   @Override
-  public CompletionStage<Optional<Outcome>> lookup(ItemId item, String key) {
+  public CompletionStage<Optional<Receipt>> lookup(ItemId item, String key) {
     return delegate.lookup(item, key);
   }
 

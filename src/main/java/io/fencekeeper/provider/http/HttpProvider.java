@@ -4,11 +4,11 @@ import static io.fencekeeper.provider.http.HttpProtocol.json;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import io.fencekeeper.item.ItemId;
-import io.fencekeeper.provider.Outcome;
 import io.fencekeeper.provider.Plan;
 import io.fencekeeper.provider.Provider;
 import io.fencekeeper.provider.ProviderError;
 import io.fencekeeper.provider.ProviderException;
+import io.fencekeeper.provider.Receipt;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
@@ -93,7 +93,7 @@ public final class HttpProvider implements Provider {
   }
 
   @Override
-  public CompletionStage<Outcome> apply(
+  public CompletionStage<Receipt> apply(
       ItemId item, Plan plan, String idempotencyKey, long fencingToken) {
     byte[] body;
     try {
@@ -116,7 +116,7 @@ public final class HttpProvider implements Provider {
         request,
         true,
         response -> {
-          Outcome outcome = readOk(response, Outcome.class, true);
+          Receipt outcome = readOk(response, Receipt.class, true);
           boolean replayed =
               response
                   .headers()
@@ -128,7 +128,7 @@ public final class HttpProvider implements Provider {
   }
 
   @Override
-  public CompletionStage<Optional<Outcome>> lookup(ItemId item, String idempotencyKey) {
+  public CompletionStage<Optional<Receipt>> lookup(ItemId item, String idempotencyKey) {
     URI uri = URI.create(baseUrl + HttpProtocol.CLEANUPS_PATH + "/" + pathSegment(idempotencyKey));
     return send(
         get(uri),
@@ -136,7 +136,7 @@ public final class HttpProvider implements Provider {
         response ->
             response.statusCode() == 404
                 ? Optional.empty()
-                : Optional.of(readOk(response, Outcome.class, false)));
+                : Optional.of(readOk(response, Receipt.class, false)));
   }
 
   @Override

@@ -1,11 +1,11 @@
 package io.fencekeeper.provider.jdbc;
 
 import io.fencekeeper.item.ItemId;
-import io.fencekeeper.provider.Outcome;
 import io.fencekeeper.provider.Plan;
 import io.fencekeeper.provider.Provider;
 import io.fencekeeper.provider.ProviderError;
 import io.fencekeeper.provider.ProviderException;
+import io.fencekeeper.provider.Receipt;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -127,19 +127,19 @@ public final class JdbcProvider implements Provider {
   }
 
   @Override
-  public CompletionStage<Outcome> apply(
+  public CompletionStage<Receipt> apply(
       ItemId item, Plan plan, String idempotencyKey, long fencingToken) {
     return inTransaction(
         true, connection -> applyFenced(connection, item, plan, idempotencyKey, fencingToken));
   }
 
   @Override
-  public CompletionStage<Optional<Outcome>> lookup(ItemId item, String idempotencyKey) {
+  public CompletionStage<Optional<Receipt>> lookup(ItemId item, String idempotencyKey) {
     return inTransaction(
         false,
         connection ->
             findEffect(connection, idempotencyKey)
-                .map(found -> found.outcome(idempotencyKey, Outcome.APPLIED)));
+                .map(found -> found.outcome(idempotencyKey, Receipt.APPLIED)));
   }
 
   @Override
@@ -185,7 +185,7 @@ public final class JdbcProvider implements Provider {
     }
   }
 
-  private Outcome applyFenced(
+  private Receipt applyFenced(
       Connection connection, ItemId item, Plan plan, String idempotencyKey, long fencingToken)
       throws SQLException {
     try (PreparedStatement fence = connection.prepareStatement(dialect.advanceFence)) {
@@ -212,7 +212,7 @@ public final class JdbcProvider implements Provider {
                     + existing.get().itemId()));
       }
       connection.commit();
-      return existing.get().outcome(idempotencyKey, Outcome.REPLAYED);
+      return existing.get().outcome(idempotencyKey, Receipt.REPLAYED);
     }
     if (effectSql != null) {
       try (PreparedStatement effect = connection.prepareStatement(effectSql.jdbcSql())) {
@@ -237,7 +237,7 @@ public final class JdbcProvider implements Provider {
       throw new ProviderException(
           new ProviderError.Ambiguous("commit of the effect failed: " + e.getMessage()), e);
     }
-    return new Outcome(idempotencyKey, effectId, Outcome.APPLIED, appliedAt);
+    return new Receipt(idempotencyKey, effectId, Receipt.APPLIED, appliedAt);
   }
 
   private static long currentToken(Connection connection, ItemId item) throws SQLException {
@@ -267,8 +267,8 @@ public final class JdbcProvider implements Provider {
   }
 
   private record StoredEffect(String itemId, String effectId, Instant appliedAt) {
-    Outcome outcome(String idempotencyKey, String status) {
-      return new Outcome(idempotencyKey, effectId, status, appliedAt);
+    Receipt outcome(String idempotencyKey, String status) {
+      return new Receipt(idempotencyKey, effectId, status, appliedAt);
     }
   }
 

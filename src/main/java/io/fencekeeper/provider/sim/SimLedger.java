@@ -1,6 +1,6 @@
 package io.fencekeeper.provider.sim;
 
-import io.fencekeeper.provider.Outcome;
+import io.fencekeeper.provider.Receipt;
 import io.fencekeeper.provider.http.HttpProtocol;
 import io.fencekeeper.provider.http.HttpProtocol.CleanupRequest;
 import io.fencekeeper.provider.http.HttpProtocol.ErrorBody;
@@ -28,7 +28,7 @@ final class SimLedger {
     record Admitted() implements Admission {}
 
     /** Same key, same body, already applied: answer the first result, apply nothing. */
-    record Replay(Outcome first) implements Admission {}
+    record Replay(Receipt first) implements Admission {}
 
     record Refused(int status, ErrorBody body) implements Admission {}
   }
@@ -38,7 +38,7 @@ final class SimLedger {
     boolean inFlight;
     int applied;
     CleanupRequest firstRequest;
-    Outcome firstOutcome;
+    Receipt firstOutcome;
   }
 
   private final ConcurrentHashMap<String, KeyState> keys = new ConcurrentHashMap<>();
@@ -92,14 +92,14 @@ final class SimLedger {
   }
 
   /** Really applies the cleanup: the one place that counts an effect. */
-  Outcome apply(String key, CleanupRequest request) {
+  Receipt apply(String key, CleanupRequest request) {
     KeyState state = keys.computeIfAbsent(key, k -> new KeyState());
     synchronized (state) {
-      Outcome outcome =
-          new Outcome(
+      Receipt outcome =
+          new Receipt(
               key,
               "sim-eff-" + effectSequence.incrementAndGet(),
-              Outcome.APPLIED,
+              Receipt.APPLIED,
               Instant.now().truncatedTo(ChronoUnit.MILLIS));
       state.applied++;
       if (state.firstOutcome == null) {
@@ -125,7 +125,7 @@ final class SimLedger {
    * The first effect recorded under this reference. Works in non-idempotent mode too, the way one
    * searches a provider's metadata field for the caller's reference.
    */
-  Optional<Outcome> lookup(String key) {
+  Optional<Receipt> lookup(String key) {
     KeyState state = keys.get(key);
     if (state == null) {
       return Optional.empty();

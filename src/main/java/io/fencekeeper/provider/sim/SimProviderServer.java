@@ -5,8 +5,8 @@ import static io.fencekeeper.provider.http.HttpProtocol.json;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
-import io.fencekeeper.provider.Outcome;
 import io.fencekeeper.provider.Plan;
+import io.fencekeeper.provider.Receipt;
 import io.fencekeeper.provider.http.HttpProtocol;
 import io.fencekeeper.provider.http.HttpProtocol.CleanupRequest;
 import io.fencekeeper.provider.http.HttpProtocol.ErrorBody;
@@ -232,7 +232,7 @@ public final class SimProviderServer implements AutoCloseable {
   }
 
   private void onLookup(HttpExchange exchange, String key) throws IOException {
-    Optional<Outcome> found = ledger.lookup(key);
+    Optional<Receipt> found = ledger.lookup(key);
     if (found.isPresent()) {
       respond(exchange, 200, found.get(), Map.of());
     } else {
@@ -335,7 +335,7 @@ public final class SimProviderServer implements AutoCloseable {
           Map.of());
       return;
     }
-    Outcome outcome = ledger.apply(key, request);
+    Receipt outcome = ledger.apply(key, request);
     if (chance(current.timeoutAfterAccept())) {
       // accepted and applied, but the caller never hears about it
       if (current.holdAfterAcceptMs() == 0) {

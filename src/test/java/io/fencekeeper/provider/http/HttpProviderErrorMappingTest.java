@@ -11,8 +11,8 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fencekeeper.item.ItemId;
-import io.fencekeeper.provider.Outcome;
 import io.fencekeeper.provider.ProviderError;
+import io.fencekeeper.provider.Receipt;
 import io.fencekeeper.provider.SimOverHttpTest;
 import io.fencekeeper.provider.sim.SimFaults;
 import java.io.IOException;
@@ -79,7 +79,7 @@ class HttpProviderErrorMappingTest extends SimOverHttpTest {
   void concurrentRequestWithSameKeyIsTransientKeyInUseNotASecondEffect() {
     sim.setFaults(SimFaults.NONE.withLatency(800, 0));
     ItemId item = item("a-4");
-    CompletionStage<Outcome> first = provider.apply(item, writeOff(100), item.idempotencyKey(), 1);
+    CompletionStage<Receipt> first = provider.apply(item, writeOff(100), item.idempotencyKey(), 1);
     awaitCondition(
         Duration.ofSeconds(5),
         () -> sim.inFlight(item.idempotencyKey()),
@@ -89,7 +89,7 @@ class HttpProviderErrorMappingTest extends SimOverHttpTest {
 
     assertInstanceOf(ProviderError.Transient.class, second);
     assertTrue(second.message().contains(HttpProtocol.KEY_IN_USE), second.message());
-    assertEquals(Outcome.APPLIED, result(first).status());
+    assertEquals(Receipt.APPLIED, result(first).status());
     assertEquals(Map.of(item.idempotencyKey(), 1), sim.effects());
   }
 

@@ -9,9 +9,9 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fencekeeper.item.ItemId;
-import io.fencekeeper.provider.Outcome;
 import io.fencekeeper.provider.Plan;
 import io.fencekeeper.provider.ProviderError;
+import io.fencekeeper.provider.Receipt;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -115,12 +115,12 @@ abstract class JdbcProviderContract {
   void repeatedApplyWithTheSameKeyAppliesOnce() throws SQLException {
     ItemId item = item("a-2");
 
-    Outcome first = result(provider.apply(item, writeOff(100), item.idempotencyKey(), 1));
-    Outcome retry = result(provider.apply(item, writeOff(100), item.idempotencyKey(), 1));
+    Receipt first = result(provider.apply(item, writeOff(100), item.idempotencyKey(), 1));
+    Receipt retry = result(provider.apply(item, writeOff(100), item.idempotencyKey(), 1));
     // a newer claim after an ambiguous attempt gets the first result back, not a second effect
-    Outcome newerClaim = result(provider.apply(item, writeOff(100), item.idempotencyKey(), 2));
+    Receipt newerClaim = result(provider.apply(item, writeOff(100), item.idempotencyKey(), 2));
 
-    assertEquals(Outcome.APPLIED, first.status());
+    assertEquals(Receipt.APPLIED, first.status());
     assertEquals(first.asReplay(), retry);
     assertEquals(first.asReplay(), newerClaim);
     assertEquals(1, effectsApplied(item));
@@ -132,7 +132,7 @@ abstract class JdbcProviderContract {
     ItemId item = item("a-3");
     assertTrue(result(provider.lookup(item, item.idempotencyKey())).isEmpty());
 
-    Outcome applied = result(provider.apply(item, writeOff(100), item.idempotencyKey(), 1));
+    Receipt applied = result(provider.apply(item, writeOff(100), item.idempotencyKey(), 1));
 
     assertEquals(applied, result(provider.lookup(item, item.idempotencyKey())).orElseThrow());
   }
@@ -152,15 +152,15 @@ abstract class JdbcProviderContract {
   @Test
   void concurrentAppliesOfOneItemApplyOnce() throws SQLException {
     ItemId item = item("a-5");
-    List<CompletionStage<Outcome>> attempts = new ArrayList<>();
+    List<CompletionStage<Receipt>> attempts = new ArrayList<>();
     for (int i = 0; i < 8; i++) {
       attempts.add(provider.apply(item, writeOff(100), item.idempotencyKey(), 1));
     }
     int applied = 0;
-    for (CompletionStage<Outcome> attempt : attempts) {
-      CompletableFuture<Outcome> future = attempt.toCompletableFuture();
+    for (CompletionStage<Receipt> attempt : attempts) {
+      CompletableFuture<Receipt> future = attempt.toCompletableFuture();
       try {
-        if (result(future).status().equals(Outcome.APPLIED)) {
+        if (result(future).status().equals(Receipt.APPLIED)) {
           applied++;
         }
       } catch (AssertionError lostTheRace) {

@@ -12,8 +12,8 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fencekeeper.item.ItemId;
-import io.fencekeeper.provider.Outcome;
 import io.fencekeeper.provider.ProviderError;
+import io.fencekeeper.provider.Receipt;
 import io.fencekeeper.provider.SimOverHttpTest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
@@ -65,7 +65,7 @@ class SimProviderFaultTest extends SimOverHttpTest {
 
     ProviderError first = failure(provider.apply(item, writeOff(1), item.idempotencyKey(), 1));
     // the worker reconciles, finds it, and must not apply again
-    Outcome found = result(provider.lookup(item, item.idempotencyKey())).orElseThrow();
+    Receipt found = result(provider.lookup(item, item.idempotencyKey())).orElseThrow();
 
     assertInstanceOf(ProviderError.Ambiguous.class, first);
     assertEquals(item.idempotencyKey(), found.idempotencyKey());
@@ -119,10 +119,10 @@ class SimProviderFaultTest extends SimOverHttpTest {
     sim.setFaults(SimFaults.NONE.withNonIdempotent(true));
     ItemId item = item("a-6");
 
-    Outcome first = result(provider.apply(item, writeOff(1), item.idempotencyKey(), 1));
-    Outcome second = result(provider.apply(item, writeOff(1), item.idempotencyKey(), 2));
+    Receipt first = result(provider.apply(item, writeOff(1), item.idempotencyKey(), 1));
+    Receipt second = result(provider.apply(item, writeOff(1), item.idempotencyKey(), 2));
 
-    assertEquals(Outcome.APPLIED, second.status());
+    assertEquals(Receipt.APPLIED, second.status());
     assertNotEquals(first.effectId(), second.effectId());
     assertEquals(Map.of(item.idempotencyKey(), 2), sim.effects());
     assertEquals(
@@ -136,10 +136,10 @@ class SimProviderFaultTest extends SimOverHttpTest {
     ItemId item = item("a-7");
     result(provider.apply(item, writeOff(1), item.idempotencyKey(), 5));
 
-    Outcome stale = result(provider.apply(item, writeOff(1), item.idempotencyKey(), 3));
+    Receipt stale = result(provider.apply(item, writeOff(1), item.idempotencyKey(), 3));
 
     // without fencing only idempotency stands between a stale worker and the provider
-    assertEquals(Outcome.REPLAYED, stale.status());
+    assertEquals(Receipt.REPLAYED, stale.status());
     assertEquals(Map.of(item.idempotencyKey(), 1), sim.effects());
   }
 

@@ -11,8 +11,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.fencekeeper.item.ItemId;
-import io.fencekeeper.provider.Outcome;
 import io.fencekeeper.provider.Plan;
+import io.fencekeeper.provider.Receipt;
 import io.fencekeeper.provider.SimOverHttpTest;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,11 +31,11 @@ class SimProviderLedgerTest extends SimOverHttpTest {
   void repeatedKeyIsReplayedNotAppliedTwice() {
     ItemId item = item("a-1");
 
-    Outcome first = result(provider.apply(item, writeOff(100), item.idempotencyKey(), 1));
-    Outcome repeat = result(provider.apply(item, writeOff(100), item.idempotencyKey(), 2));
+    Receipt first = result(provider.apply(item, writeOff(100), item.idempotencyKey(), 1));
+    Receipt repeat = result(provider.apply(item, writeOff(100), item.idempotencyKey(), 2));
 
-    assertEquals(Outcome.APPLIED, first.status());
-    assertEquals(Outcome.REPLAYED, repeat.status());
+    assertEquals(Receipt.APPLIED, first.status());
+    assertEquals(Receipt.REPLAYED, repeat.status());
     assertEquals(first.effectId(), repeat.effectId());
     assertEquals(first.appliedAt(), repeat.appliedAt());
     JsonNode ledger = ledger(sim.baseUrl());

@@ -1,5 +1,6 @@
-package io.fencekeeper.provider;
+package io.fencekeeper.provider.factory;
 
+import io.fencekeeper.provider.Provider;
 import io.fencekeeper.provider.http.HttpProvider;
 import io.fencekeeper.provider.jdbc.JdbcProvider;
 import io.fencekeeper.provider.sim.SimProviderServer;

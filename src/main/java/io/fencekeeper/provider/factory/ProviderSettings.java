@@ -1,4 +1,4 @@
-package io.fencekeeper.provider;
+package io.fencekeeper.provider.factory;
 
 import com.typesafe.config.Config;
 import io.fencekeeper.provider.jdbc.JdbcProviderSettings;

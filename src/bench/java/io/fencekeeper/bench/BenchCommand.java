@@ -3,7 +3,7 @@ package io.fencekeeper.bench;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.fencekeeper.provider.Provider;
-import io.fencekeeper.provider.ProviderSettings;
+import io.fencekeeper.provider.factory.ProviderSettings;
 import io.fencekeeper.provider.http.HttpProvider;
 import io.fencekeeper.provider.sim.SimFaults;
 import io.fencekeeper.provider.sim.SimProviderServer;

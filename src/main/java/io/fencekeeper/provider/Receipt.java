@@ -9,17 +9,13 @@ import java.time.Instant;
  * anything; {@code effectId} and {@code appliedAt} are those of the one real application either
  * way.
  */
-public record Outcome(String idempotencyKey, String effectId, String status, Instant appliedAt)
+public record Receipt(String idempotencyKey, String effectId, String status, Instant appliedAt)
     implements CborSerializable {
 
   public static final String APPLIED = "APPLIED";
   public static final String REPLAYED = "REPLAYED";
 
-  public Outcome asReplay() {
-    return new Outcome(idempotencyKey, effectId, REPLAYED, appliedAt);
-  }
-
-  public boolean replayed() {
-    return REPLAYED.equals(status);
+  public Receipt asReplay() {
+    return new Receipt(idempotencyKey, effectId, REPLAYED, appliedAt);
   }
 }

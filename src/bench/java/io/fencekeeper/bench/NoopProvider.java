@@ -1,7 +1,7 @@
 package io.fencekeeper.bench;
 
 import io.fencekeeper.item.ItemId;
-import io.fencekeeper.provider.Outcome;
+import io.fencekeeper.provider.Receipt;
 import io.fencekeeper.provider.Plan;
 import io.fencekeeper.provider.Provider;
 import java.time.Instant;
@@ -23,14 +23,14 @@ final class NoopProvider implements Provider {
   }
 
   @Override
-  public CompletionStage<Outcome> apply(
+  public CompletionStage<Receipt> apply(
       ItemId item, Plan plan, String idempotencyKey, long fencingToken) {
     return CompletableFuture.completedFuture(
-        new Outcome(idempotencyKey, "noop-" + fencingToken, Outcome.APPLIED, Instant.now()));
+        new Receipt(idempotencyKey, "noop-" + fencingToken, Receipt.APPLIED, Instant.now()));
   }
 
   @Override
-  public CompletionStage<Optional<Outcome>> lookup(ItemId item, String idempotencyKey) {
+  public CompletionStage<Optional<Receipt>> lookup(ItemId item, String idempotencyKey) {
     return CompletableFuture.completedFuture(Optional.empty());
   }
 

@@ -1,0 +1,134 @@
+package io.fencekeeper.api;
+
+import static org.apache.pekko.http.javadsl.server.Directives.complete;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeoutException;
+import org.apache.pekko.http.javadsl.model.ContentTypes;
+import org.apache.pekko.http.javadsl.model.HttpEntities;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.model.StatusCodes;
+import org.apache.pekko.http.javadsl.model.headers.RawHeader;
+import org.apache.pekko.http.javadsl.server.ExceptionHandler;
+import org.apache.pekko.http.javadsl.server.Rejection;
+import org.apache.pekko.http.javadsl.server.RejectionHandler;
+import org.apache.pekko.http.javadsl.server.Route;
+import org.apache.pekko.http.scaladsl.model.EntityStreamSizeException;
+import org.apache.pekko.http.scaladsl.model.IllegalRequestException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Every refusal and failure as the one error envelope {@code {"error", "message", ...}}, and every
+ * {@link ApiResponse} as HTTP. Nothing a client sends reaches Pekko's default error pages, no
+ * refusal of input is a 500, and no answer carries a stack trace.
+ */
+final class ApiErrors {
+
+  private static final Logger log = LoggerFactory.getLogger(ApiErrors.class);
+
+  private final ObjectMapper mapper;
+  private final long maxBodyBytes;
+
+  ApiErrors(ObjectMapper mapper, long maxBodyBytes) {
+    this.mapper = mapper;
+    this.maxBodyBytes = maxBodyBytes;
+  }
+
+  /** What a failed handler answers. */
+  ApiResponse failureResponse(Throwable failure) {
+    Throwable cause = ApiErrors.unwrap(failure);
+    if (cause instanceof ApiError error) {
+      return ApiResponse.json(error.status(), error.body());
+    }
+    if (cause instanceof TimeoutException) {
+      log.warn("HTTP API request timed out: {}", cause.getMessage());
+      return unavailable(
+          "the cluster did not answer in time; whether the command was applied is unknown:"
+              + " read the item before retrying");
+    }
+    // a failure of the node itself is "unavailable", and logged
+    log.error("HTTP API request failed", cause);
+    return unavailable("the node could not answer: " + cause.getClass().getSimpleName());
+  }
+
+  static Throwable unwrap(Throwable failure) {
+    Throwable cause = failure;
+    while (cause instanceof CompletionException && cause.getCause() != null) {
+      cause = cause.getCause();
+    }
+    return cause;
+  }
+
+  private static ApiResponse unavailable(String message) {
+    return ApiResponse.json(503, new ApiError(503, "unavailable", message).body());
+  }
+
+  HttpResponse toHttp(ApiResponse response) {
+    HttpResponse http = HttpResponse.create().withStatus(StatusCodes.get(response.status()));
+    if (response.text() != null) {
+      return http.withEntity(
+          HttpEntities.create(
+              ContentTypes.parse(response.contentType() + "; charset=utf-8"),
+              response.text().getBytes(StandardCharsets.UTF_8)));
+    }
+    if (response.json() == null) {
+      return http;
+    }
+    if (response.status() == 401) {
+      http = http.addHeader(RawHeader.create("WWW-Authenticate", "Bearer realm=\"fencekeeper\""));
+    }
+    try {
+      return http.withEntity(
+          HttpEntities.create(
+              ContentTypes.APPLICATION_JSON, mapper.writeValueAsBytes(response.json())));
+    } catch (JsonProcessingException e) {
+      log.error("could not write a response", e);
+      return HttpResponse.create()
+          .withStatus(StatusCodes.SERVICE_UNAVAILABLE)
+          .withEntity(
+              HttpEntities.create(
+                  ContentTypes.APPLICATION_JSON,
+                  "{\"error\":\"unavailable\",\"message\":\"the response could not be written\"}"));
+    }
+  }
+
+  private Route envelope(int status, String code, String message) {
+    return complete(toHttp(ApiResponse.json(status, new ApiError(status, code, message).body())));
+  }
+
+  private Route bodyTooLarge() {
+    return envelope(413, "body_too_large", "the request body exceeds " + maxBodyBytes + " bytes");
+  }
+
+  /** What pekko-http throws while reading a request: too large, or malformed. */
+  ExceptionHandler exceptionHandler() {
+    return ExceptionHandler.newBuilder()
+        .match(EntityStreamSizeException.class, e -> bodyTooLarge())
+        .match(
+            IllegalRequestException.class,
+            e ->
+                e.status().intValue() == 413 || e.info().summary().startsWith("Request too large")
+                    ? bodyTooLarge()
+                    : envelope(
+                        400, "bad_request", "the request is malformed: " + e.info().summary()))
+        .matchAny(
+            e -> {
+              log.error("HTTP API route failed", e);
+              return envelope(503, "unavailable", "the node could not answer the request");
+            })
+        .build();
+  }
+
+  RejectionHandler rejectionHandler() {
+    return RejectionHandler.newBuilder()
+        .handleAll(
+            Rejection.class,
+            rejections -> envelope(400, "bad_request", "the request was refused: " + rejections))
+        .handleNotFound(envelope(404, "not_found", "no such endpoint"))
+        .build();
+  }
+}

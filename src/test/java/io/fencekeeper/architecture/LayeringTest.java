@@ -1,0 +1,92 @@
+package io.fencekeeper.architecture;
+
+import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.core.importer.Location;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The package layers of docs/design.md ("Code map"): item ← provider ← worker ← run ← node ← api ←
+ * cli, with bench beside api, and the root package and journal beneath them all. A lower layer that
+ * needs something from a higher one gets it passed in; it never imports it.
+ */
+class LayeringTest {
+
+  static final java.util.regex.Pattern TEST_CLASS =
+      java.util.regex.Pattern.compile(".*Test(\\$.*)?\\.class");
+
+  /** The product's classes and the bench's (compiled with the tests), not the tests themselves. */
+  static final ImportOption PRODUCT_AND_BENCH =
+      (Location location) ->
+          !location.contains("/test-classes/")
+              || (location.contains("/io/fencekeeper/bench/") && !location.matches(TEST_CLASS));
+
+  static final JavaClasses CLASSES =
+      new ClassFileImporter().withImportOption(PRODUCT_AND_BENCH).importPackages("io.fencekeeper");
+
+  @Test
+  void layersOnlyImportDownwards() {
+    layeredArchitecture()
+        .consideringOnlyDependenciesInLayers()
+        .layer("base")
+        .definedBy("io.fencekeeper")
+        .layer("journal")
+        .definedBy("io.fencekeeper.journal..")
+        .layer("item")
+        .definedBy("io.fencekeeper.item..")
+        .layer("provider")
+        .definedBy("io.fencekeeper.provider..")
+        .layer("worker")
+        .definedBy("io.fencekeeper.worker..")
+        .layer("run")
+        .definedBy("io.fencekeeper.run..")
+        .layer("node")
+        .definedBy("io.fencekeeper.node..")
+        .layer("api")
+        .definedBy("io.fencekeeper.api..")
+        .layer("bench")
+        .definedBy("io.fencekeeper.bench..")
+        .layer("cli")
+        .definedBy("io.fencekeeper.cli..")
+        .whereLayer("cli")
+        .mayNotBeAccessedByAnyLayer()
+        .whereLayer("bench")
+        .mayNotBeAccessedByAnyLayer()
+        .whereLayer("api")
+        .mayOnlyBeAccessedByLayers("cli")
+        .whereLayer("node")
+        .mayOnlyBeAccessedByLayers("api", "bench", "cli")
+        .whereLayer("run")
+        .mayOnlyBeAccessedByLayers("node", "api", "bench", "cli")
+        .whereLayer("worker")
+        .mayOnlyBeAccessedByLayers("run", "node", "api", "bench", "cli")
+        .whereLayer("provider")
+        .mayOnlyBeAccessedByLayers("worker", "run", "node", "api", "bench", "cli")
+        .whereLayer("item")
+        .mayOnlyBeAccessedByLayers("provider", "worker", "run", "node", "api", "bench", "cli")
+        .whereLayer("journal")
+        .mayOnlyBeAccessedByLayers(
+            "item", "provider", "worker", "run", "node", "api", "bench", "cli")
+        .check(CLASSES);
+  }
+
+  @Test
+  void noPackagesDependOnEachOtherInACycle() {
+    slices().matching("io.fencekeeper.(**)").should().beFreeOfCycles().check(CLASSES);
+  }
+
+  @Test
+  void theRootPackageDependsOnNothingOfTheProject() {
+    com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses()
+        .that()
+        .resideInAPackage("io.fencekeeper")
+        .should()
+        .dependOnClassesThat()
+        .resideInAPackage("io.fencekeeper.(*)..")
+        .check(CLASSES);
+  }
+}
