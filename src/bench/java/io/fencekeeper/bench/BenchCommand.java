@@ -20,7 +20,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * The benchmarks of design §9 in one invocation: throughput against db-scheduler on the same
+ * The benchmarks of docs/design.md, "Performance" in one invocation: throughput against db-scheduler on the same
  * database, provider saturation against the ideal N·L/C, and the heap of a large run on one node.
  * Prints a human summary and, with {@code --json}, the same figures machine-readable. Speed is
  * measured here, never asserted in tests.
@@ -29,7 +29,7 @@ import picocli.CommandLine.Option;
     name = "bench",
     mixinStandardHelpOptions = true,
     description =
-        "Benchmark Fencekeeper end to end against db-scheduler on the same database (design §9).")
+        "Benchmark Fencekeeper end to end against db-scheduler on the same database (docs/bench.md).")
 public final class BenchCommand implements Callable<Integer> {
 
   @Option(names = "--items", defaultValue = "10000", description = "items (and db-scheduler tasks)")

@@ -15,7 +15,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The yardstick of design §9: db-scheduler executing N no-op one-time tasks on the same database.
+ * The yardstick of docs/design.md, "Performance": db-scheduler executing N no-op one-time tasks on the same database.
  * The tasks are inserted first (untimed, like Fencekeeper's scope staging); the clock runs from the
  * scheduler's start until the last task has executed.
  */

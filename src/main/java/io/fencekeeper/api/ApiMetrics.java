@@ -22,9 +22,9 @@ import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
 
 /**
- * Fencekeeper's Prometheus metrics (design §7). Per-run figures come from the coordinator's run
- * views, refreshed before every scrape; claims, stale rejections and item command latency from
- * {@link MeteredItemGateway}; provider calls from this class as the workers' {@link
+ * Fencekeeper's Prometheus metrics (docs/design.md, "Observability"). Per-run figures come from the
+ * coordinator's run views, refreshed before every scrape; claims, stale rejections and item command
+ * latency from {@link MeteredItemGateway}; provider calls from this class as the workers' {@link
  * ItemAttempt.AttemptListener}. Names follow Prometheus conventions: base units, {@code _total} on
  * counters.
  */

@@ -32,7 +32,8 @@ public record ApiSettings(
       throw new IllegalArgumentException(
           "FENCEKEEPER_API_TOKEN must be at least 16 characters; a short token is guessable");
     }
-    // design §4.1: a node reachable from other machines never serves mutations unauthenticated
+    // docs/design.md, "HTTP API": a node reachable from other machines never serves mutations
+    // unauthenticated
     if (apiToken.isEmpty() && !isLoopback(host)) {
       throw new IllegalArgumentException(
           "FENCEKEEPER_HTTP_HOST is "

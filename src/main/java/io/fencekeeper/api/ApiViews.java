@@ -12,7 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-/** The JSON shapes of design §4.1 that are not a domain record as it is. */
+/** The JSON shapes of docs/design.md, "HTTP API" that are not a domain record as it is. */
 final class ApiViews {
 
   private ApiViews() {}

@@ -34,9 +34,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The node's HTTP API (design §4.1) on pekko-http: every route of {@link ApiEndpoint}, JSON in and
- * out, the bearer token on mutating endpoints, and one error envelope for every refusal. Nothing a
- * client sends reaches Pekko's default error pages, and no refusal is a 500.
+ * The node's HTTP API (docs/design.md, "HTTP API") on pekko-http: every route of {@link
+ * ApiEndpoint}, JSON in and out, the bearer token on mutating endpoints, and one error envelope for
+ * every refusal. Nothing a client sends reaches Pekko's default error pages, and no refusal is a
+ * 500.
  */
 public final class HttpApi {
 

@@ -20,9 +20,10 @@ import java.util.concurrent.Executor;
 import java.util.function.Function;
 
 /**
- * The item endpoints: state, audit, retry, and the §3.1 lease commands over HTTP with exactly the
- * entity's semantics. An id that is not an item of an existing run is 404 before any command is
- * sent, so a typo never creates a journal entry for an item nobody scheduled.
+ * The item endpoints: state, audit, retry, and the docs/design.md "The work item" lease commands
+ * over HTTP with exactly the entity's semantics. An id that is not an item of an existing run is
+ * 404 before any command is sent, so a typo never creates a journal entry for an item nobody
+ * scheduled.
  */
 final class ItemEndpoints {
 

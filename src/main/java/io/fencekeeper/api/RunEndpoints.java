@@ -22,7 +22,10 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
 
-/** The run endpoints of design §4.1: create, list, get, resume, cancel, items, claim-next. */
+/**
+ * The run endpoints of docs/design.md, "HTTP API": create, list, get, resume, cancel, items,
+ * claim-next.
+ */
 final class RunEndpoints {
 
   private static final Set<String> CREATE_FIELDS =

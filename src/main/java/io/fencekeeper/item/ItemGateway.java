@@ -6,9 +6,9 @@ import java.time.Duration;
 import java.util.concurrent.CompletionStage;
 
 /**
- * How workers, the dispatcher and the lease API talk to items: every §3.1 command as an
- * asynchronous request with a typed reply. A failed stage means the answer is unknown (timeout,
- * journal failure): the caller must assume nothing was written.
+ * How workers, the dispatcher and the lease API talk to items: every command of docs/design.md,
+ * "The work item", as an asynchronous request with a typed reply. A failed stage means the answer
+ * is unknown (timeout, journal failure): the caller must assume nothing was written.
  */
 public interface ItemGateway {
 

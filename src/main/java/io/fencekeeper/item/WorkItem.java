@@ -25,7 +25,7 @@ import org.apache.pekko.persistence.typed.javadsl.ReplyEffect;
 
 /**
  * One unit of cleanup as a sharded, event-sourced entity: the single authority on who holds the
- * lease of an item, until when, and with which fencing token (design.md §3.1).
+ * lease of an item, until when, and with which fencing token (docs/design.md, "The work item").
  *
  * <p>Every command that mutates carries the fencing token of the claim it belongs to. A command
  * with a token that is not current, or whose lease has run out, is answered {@link LeaseLost} and
@@ -200,8 +200,9 @@ public final class WorkItem
   public record Accepted(ItemView item) implements Reply {}
 
   /**
-   * The effect is recorded already, so nothing was written (invariant 3): a holder that repeats its
-   * own record after a lost answer finishes the item; anyone else has nothing to do.
+   * The effect is recorded already, so nothing was written (invariant "one effect record"): a
+   * holder that repeats its own record after a lost answer finishes the item; anyone else has
+   * nothing to do.
    */
   public record AlreadyRecorded(ItemView item) implements Reply {}
 
@@ -272,7 +273,10 @@ public final class WorkItem
 
   public record RetryRequested(Instant at) implements Event {}
 
-  /** A command that lost: journaled for the audit, changes nothing else (invariant 2). */
+  /**
+   * A command that lost: journaled for the audit, changes nothing else (invariant "stale changes
+   * nothing").
+   */
   public record StaleCommandRejected(
       String command, long presentedToken, long currentToken, String reason, Instant at)
       implements Event {}
@@ -440,7 +444,7 @@ public final class WorkItem
   /**
    * A WorkItem never saves snapshots, so recovery need not ask the snapshot store: with no criteria
    * the store answers "none" without a query, and recovery replays the journal from the start
-   * (invariant 5 unchanged). Saves one database round trip per entity start.
+   * (invariant "replay is exact" unchanged). Saves one database round trip per entity start.
    */
   @Override
   public Recovery recovery() {
@@ -566,8 +570,9 @@ public final class WorkItem
   }
 
   /**
-   * The effect record, alone or with the completion in the same write. Invariant 3: at most one
-   * effect record per item, and only under a live lease with the current token.
+   * The effect record, alone or with the completion in the same write. invariant "one effect
+   * record": at most one effect record per item, and only under a live lease with the current
+   * token.
    */
   private ReplyEffect<Event, State> recordEffect(
       State state,
@@ -714,8 +719,9 @@ public final class WorkItem
   }
 
   /**
-   * Why a command with {@code token} may not change the item, if it may not. Invariant 2: only the
-   * current token of a leased item counts, and for most commands only while the lease is live.
+   * Why a command with {@code token} may not change the item, if it may not. invariant "stale
+   * changes nothing": only the current token of a leased item counts, and for most commands only
+   * while the lease is live.
    */
   private static Optional<String> staleReason(
       State state, long token, Instant now, LeaseRule rule) {
@@ -731,7 +737,10 @@ public final class WorkItem
     return Optional.empty();
   }
 
-  /** Invariant 2: a command that lost is answered LeaseLost and audited, and changes nothing. */
+  /**
+   * invariant "stale changes nothing": a command that lost is answered LeaseLost and audited, and
+   * changes nothing.
+   */
   private ReplyEffect<Event, State> rejectStale(
       State state,
       String command,
@@ -789,7 +798,8 @@ public final class WorkItem
         .onEvent(ItemClosed.class, State::onClosed)
         .onEvent(ItemReopened.class, (state, e) -> state.reopened())
         .onEvent(RetryRequested.class, (state, e) -> state.reopened())
-        // invariant 2: a rejected stale command is audited and changes nothing
+        // invariant "stale changes nothing": a rejected stale command is audited and changes
+        // nothing
         .onEvent(StaleCommandRejected.class, (state, e) -> state)
         .build();
   }

@@ -5,7 +5,8 @@ import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 
 /**
- * The boundary between Fencekeeper and the system that owns the effect (design §3.4).
+ * The boundary between Fencekeeper and the system that owns the effect (docs/design.md, "The
+ * provider boundary").
  *
  * <p>Every method is asynchronous because workers are actors and must never block. A failure
  * completes the stage exceptionally with a {@link ProviderException}; {@link

@@ -26,11 +26,11 @@ import org.slf4j.LoggerFactory;
 import scala.concurrent.ExecutionContextExecutor;
 
 /**
- * One attempt at one item, the worker loop of design.md §3.3: claim; if the effect is recorded,
- * complete; if ambiguous, reconcile with lookup first; otherwise plan, apply with the item's
- * idempotency key and the claim's fencing token, record, complete. Long items renew at a third of
- * the lease; a renewal answered LeaseLost cancels the attempt, and the attempt checks its own lease
- * deadline (minus a safety margin) before every provider mutation.
+ * One attempt at one item, the worker loop of docs/design.md, "The worker loop": claim; if the
+ * effect is recorded, complete; if ambiguous, reconcile with lookup first; otherwise plan, apply
+ * with the item's idempotency key and the claim's fencing token, record, complete. Long items renew
+ * at a third of the lease; a renewal answered LeaseLost cancels the attempt, and the attempt checks
+ * its own lease deadline (minus a safety margin) before every provider mutation.
  */
 public final class ItemAttempt {
 
@@ -135,7 +135,10 @@ public final class ItemAttempt {
 
   // --- reconciliation ----------------------------------------------------------------------------
 
-  /** Invariant 4: an ambiguous item is looked up before anything is sent again. */
+  /**
+   * invariant "reconcile before apply": an ambiguous item is looked up before anything is sent
+   * again.
+   */
   private CompletionStage<AttemptResult> reconcile(int retry) {
     if (cancelled.get()) {
       return done(new AttemptResult.Lost("renewal answered LeaseLost"));

@@ -13,7 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** Every endpoint of design §4.1 over real HTTP against a running node. */
+/** Every endpoint of docs/design.md, "HTTP API" over real HTTP against a running node. */
 class HttpApiEndpointsTest {
 
   private final ApiTestNode api = ApiTestNode.get();

@@ -14,7 +14,9 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
-/** GET /metrics is valid Prometheus text and carries the figures of design §7. */
+/**
+ * GET /metrics is valid Prometheus text and carries the figures of docs/design.md, "Observability".
+ */
 class MetricsFormatTest {
 
   private static final Pattern SAMPLE =

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
  * kill -9 of a node process in the middle of a run: its leases are taken over once they expire, the
  * run completes, the sim process counts one effect per key, and no persistence id has two
  * interleaved writers. Prints the measured takeover time (kill → every lease it held claimed again)
- * with the settings used; design.md §9 asks for lease + 5 s.
+ * with the settings used; docs/design.md, "Performance" asks for lease + 5 s.
  */
 class NodeCrashProcessTest {
 
@@ -73,7 +73,8 @@ class NodeCrashProcessTest {
           ClusterFixture.testTimings().get("pekko.cluster.split-brain-resolver.stable-after"),
           ended.state(),
           histogram);
-      // design.md §9 targets lease + 5 s as a benchmark; this test only measures it and guards
+      // docs/design.md, "Performance" targets lease + 5 s as a benchmark; this test only measures
+      // it and guards
       // against a takeover that waits for something other than the lease (minutes, not seconds)
       assertTrue(takeover.compareTo(Duration.ofSeconds(60)) < 0, "takeover took " + takeover);
     }

@@ -29,10 +29,10 @@ import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 /**
- * Three {@code serve} processes of this build, configured like production (the §4.3 environment
- * variables over {@code conf/cluster.conf}, with the test timings in a small layered file), a
- * {@code sim-provider} process they all call, an embedded PostgreSQL journal, and a client member
- * in the test JVM (no role, no workers) that creates and watches runs.
+ * Three {@code serve} processes of this build, configured like production (the docs/design.md
+ * "Configuration" environment variables over {@code conf/cluster.conf}, with the test timings in a
+ * small layered file), a {@code sim-provider} process they all call, an embedded PostgreSQL
+ * journal, and a client member in the test JVM (no role, no workers) that creates and watches runs.
  */
 final class ProcessCluster implements AutoCloseable {
 
@@ -91,7 +91,7 @@ final class ProcessCluster implements AutoCloseable {
     Path log = dir.resolve("node-" + n + ".log");
     builder.redirectErrorStream(true).redirectOutput(log.toFile());
     Map<String, String> env = builder.environment();
-    // design.md §4.3: the only way an operator configures a node
+    // docs/design.md, "Configuration": the only way an operator configures a node
     env.put("FENCEKEEPER_DB_URL", db.url());
     env.put("FENCEKEEPER_DB_USER", db.user());
     env.put("FENCEKEEPER_DB_PASSWORD", db.password());

@@ -32,11 +32,11 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Invariants 1-5 of design.md §3.1 over random command sequences from three workers with random
- * clock moves. The workers follow the worker protocol honestly (they apply only when their claim
- * allows it and their own lease check passes, and report what they did), but they are slow: their
- * leases expire, they keep sending with old tokens, they go silent. A model provider counts the
- * effects per idempotency key.
+ * The invariants of docs/design.md, "The work item", over random command sequences from three
+ * workers with random clock moves. The workers follow the worker protocol honestly (they apply only
+ * when their claim allows it and their own lease check passes, and report what they did), but they
+ * are slow: their leases expire, they keep sending with old tokens, they go silent. A model
+ * provider counts the effects per idempotency key.
  *
  * <p>A plain seeded generator rather than jqwik: jqwik 1.10 prints a notice that it is not to be
  * used by AI agents, and this code is written with one, so we respect the author's wish.
@@ -108,7 +108,10 @@ class WorkItemInvariantsTest {
       return token >= 0;
     }
 
-    /** Invariant 4 as the worker protocol: never apply over a record, reconcile first. */
+    /**
+     * invariant "reconcile before apply" as the worker protocol: never apply over a record,
+     * reconcile first.
+     */
     boolean mayApply(Instant now) {
       if (!holdsAClaim() || gaveUp || applied || !now.isBefore(leaseExpiresAt)) {
         return false;
@@ -234,7 +237,8 @@ class WorkItemInvariantsTest {
             EventSourcedBehaviorTestKit.disabledSerializationSettings());
     Worker[] workers = {new Worker(), new Worker(), new Worker()};
     Map<String, Integer> providerEffects = new HashMap<>();
-    // the provider honours Fencing-Token per key (design.md §3.4): the last line of defence for a
+    // the provider honours Fencing-Token per key (docs/design.md, "The provider boundary"): the
+    // last line of defence for a
     // worker fenced off by a close it has not heard of yet
     Map<String, Long> highestTokenSeen = new HashMap<>();
     String key = itemId.idempotencyKey();
@@ -249,7 +253,7 @@ class WorkItemInvariantsTest {
                 kit.runCommand(command);
             journal.addAll(result.events());
             if (result.reply() instanceof LeaseLost) {
-              // invariant 2: a stale token changes nothing
+              // invariant "stale changes nothing": a stale token changes nothing
               assertEquals(before, result.state(), "stale command changed the state: " + step);
             }
             return result.reply();
@@ -261,7 +265,8 @@ class WorkItemInvariantsTest {
           if (reply instanceof Claimed c) {
             w.claimed(c);
             int effects = providerEffects.getOrDefault(key, 0);
-            // invariant 4: the entity never tells a claimer "no effect" when one may exist
+            // invariant "reconcile before apply": the entity never tells a claimer "no effect" when
+            // one may exist
             if (c.effect() == EffectStatus.NONE) {
               assertEquals(0, effects, "claim said NONE but the provider has the effect");
             }
@@ -367,15 +372,16 @@ class WorkItemInvariantsTest {
       }
 
       State after = kit.getState();
-      // invariant 1: the token never goes back, and every claim or close raises it
+      // invariant "tokens only grow": the token never goes back, and every claim or close raises it
       assertTrue(after.token() >= before.token(), "token went back: " + step);
-      // invariant 3: at most one effect record; DONE has exactly one
+      // invariant "one effect record": at most one effect record; DONE has exactly one
       long records = journal.stream().filter(e -> e instanceof WorkItem.EffectRecorded).count();
       assertTrue(records <= 1, "more than one effect record");
       if (after.status() == Status.DONE) {
         assertEquals(1, records, "DONE without its effect record");
       }
-      // invariant 4 as the customer sees it: never a second cleanup at the provider
+      // invariant "reconcile before apply" as the customer sees it: never a second cleanup at the
+      // provider
       assertTrue(providerEffects.getOrDefault(key, 0) <= 1, "second effect at the provider");
     }
 
@@ -392,7 +398,7 @@ class WorkItemInvariantsTest {
         last = raised;
       }
     }
-    // invariant 5: replaying the journal rebuilds exactly the state the entity had
+    // invariant "replay is exact": replaying the journal rebuilds exactly the state the entity had
     State live = kit.getState();
     assertEquals(live, kit.restart().state());
     return new Outcome(live.status(), providerEffects.getOrDefault(key, 0));

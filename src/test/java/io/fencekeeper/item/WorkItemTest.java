@@ -38,8 +38,9 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * Every command of design.md §3.1 in every state that matters, on the persistence test kit with
- * serialization checks on (every command, event, reply and state round-trips through Jackson).
+ * Every command of docs/design.md, "The work item" in every state that matters, on the persistence
+ * test kit with serialization checks on (every command, event, reply and state round-trips through
+ * Jackson).
  */
 @ExtendWith(TestKitJUnit5Extension.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)

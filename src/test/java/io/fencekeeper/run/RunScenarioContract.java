@@ -39,9 +39,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The nightly run end to end on one node and a real journal, with the simulated provider over real
- * HTTP: the ugly transitions of design.md §6, each its own test, each asserting what a payments
- * engineer cares about: the effects per idempotency key at the provider, the run's final state and
- * counts, and the audit trail.
+ * HTTP: the ugly transitions (docs/design.md, "The work item" and "The worker loop"), each its own
+ * test, each asserting what a payments engineer cares about: the effects per idempotency key at the
+ * provider, the run's final state and counts, and the audit trail.
  */
 abstract class RunScenarioContract {
 

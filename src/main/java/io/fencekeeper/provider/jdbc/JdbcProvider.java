@@ -34,10 +34,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The transactional provider (design §3.4): the effect is a SQL statement in the target database,
- * committed in one transaction with the item's fence row and the effect record. So the effect, the
- * proof that it happened, and the fence can only change together: a stale token changes nothing, a
- * repeated key is a replay, and after an ambiguous commit {@code lookup} tells the truth.
+ * The transactional provider (docs/design.md, "The provider boundary"): the effect is a SQL
+ * statement in the target database, committed in one transaction with the item's fence row and the
+ * effect record. So the effect, the proof that it happened, and the fence can only change together:
+ * a stale token changes nothing, a repeated key is a replay, and after an ambiguous commit {@code
+ * lookup} tells the truth.
  *
  * <p>JDBC blocks, so all of it runs on a dedicated bounded pool; each pool thread keeps its own
  * connection.

@@ -1,9 +1,9 @@
 package io.fencekeeper.provider.sim;
 
 /**
- * The simulated provider's fault knobs (design §4.3). Settable at start-up ({@code sim-provider}
- * flags) and at run time ({@code PUT /admin/faults}); the JSON field names are the record's
- * component names.
+ * The simulated provider's fault knobs (docs/design.md, "The provider boundary"). Settable at
+ * start-up ({@code sim-provider} flags) and at run time ({@code PUT /admin/faults}); the JSON field
+ * names are the record's component names.
  *
  * @param latencyMs added to every {@code /v1} request before it is processed
  * @param jitterMs a uniformly random extra delay in {@code [0, jitterMs]}

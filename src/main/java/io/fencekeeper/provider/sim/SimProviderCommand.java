@@ -6,7 +6,10 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** {@code sim-provider}: the simulated payment provider as its own process (design §4.3). */
+/**
+ * {@code sim-provider}: the simulated payment provider as its own process (docs/design.md, "The
+ * provider boundary").
+ */
 @Command(
     name = "sim-provider",
     mixinStandardHelpOptions = true,

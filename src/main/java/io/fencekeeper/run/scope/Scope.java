@@ -6,8 +6,8 @@ import io.fencekeeper.CborSerializable;
 import java.util.List;
 
 /**
- * Which accounts a run covers. The JSON shape (design §4.1) names the kind in a {@code type}
- * property, never a class name:
+ * Which accounts a run covers. The JSON shape (docs/design.md, "HTTP API") names the kind in a
+ * {@code type} property, never a class name:
  *
  * <pre>
  * {"type": "inline", "accounts": [{"accountId": "a-1", "cursor": "c-1"}]}

@@ -22,7 +22,10 @@ import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
-/** One test per fault knob of design §4.3, each through the real client over real HTTP. */
+/**
+ * One test per fault knob of docs/design.md, "The provider boundary", each through the real client
+ * over real HTTP.
+ */
 class SimProviderFaultTest extends SimOverHttpTest {
 
   SimProviderFaultTest() {

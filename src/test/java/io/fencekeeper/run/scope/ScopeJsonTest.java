@@ -11,7 +11,10 @@ import com.fasterxml.jackson.dataformat.cbor.databind.CBORMapper;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The scope's JSON shapes are a public contract (design §4.1): a type name, never a class. */
+/**
+ * The scope's JSON shapes are a public contract (docs/design.md, "HTTP API"): a type name, never a
+ * class.
+ */
 class ScopeJsonTest {
 
   private final ObjectMapper json = new ObjectMapper();
