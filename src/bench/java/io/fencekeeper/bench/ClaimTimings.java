@@ -65,40 +65,40 @@ final class ClaimTimings implements ItemGateway {
   }
 
   @Override
-  public CompletionStage<Reply> renew(ItemId item, long token, Duration lease) {
-    return items.renew(item, token, lease);
+  public CompletionStage<Reply> renew(ItemId item, String workerId, long token, Duration lease) {
+    return items.renew(item, workerId, token, lease);
   }
 
   @Override
-  public CompletionStage<Reply> recordEffect(ItemId item, long token, EffectOutcome outcome) {
-    return items.recordEffect(item, token, outcome);
+  public CompletionStage<Reply> recordEffect(ItemId item, String workerId, long token, EffectOutcome outcome) {
+    return items.recordEffect(item, workerId, token, outcome);
   }
 
   @Override
-  public CompletionStage<Reply> markAmbiguous(ItemId item, long token, String reason) {
-    return items.markAmbiguous(item, token, reason);
+  public CompletionStage<Reply> markAmbiguous(ItemId item, String workerId, long token, String reason) {
+    return items.markAmbiguous(item, workerId, token, reason);
   }
 
   @Override
-  public CompletionStage<Reply> complete(ItemId item, long token) {
-    return items.complete(item, token);
+  public CompletionStage<Reply> complete(ItemId item, String workerId, long token) {
+    return items.complete(item, workerId, token);
   }
 
   @Override
   public CompletionStage<Reply> recordEffectAndComplete(
-      ItemId item, long token, io.fencekeeper.item.WorkItem.EffectOutcome outcome) {
-    return items.recordEffectAndComplete(item, token, outcome);
+      ItemId item, String workerId, long token, io.fencekeeper.item.WorkItem.EffectOutcome outcome) {
+    return items.recordEffectAndComplete(item, workerId, token, outcome);
   }
 
   @Override
   public CompletionStage<Reply> fail(
-      ItemId item, long token, String error, boolean retryable, Duration retryAfter) {
-    return items.fail(item, token, error, retryable, retryAfter);
+      ItemId item, String workerId, long token, String error, boolean retryable, Duration retryAfter) {
+    return items.fail(item, workerId, token, error, retryable, retryAfter);
   }
 
   @Override
-  public CompletionStage<Reply> release(ItemId item, long token) {
-    return items.release(item, token);
+  public CompletionStage<Reply> release(ItemId item, String workerId, long token) {
+    return items.release(item, workerId, token);
   }
 
   @Override

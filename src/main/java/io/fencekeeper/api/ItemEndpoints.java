@@ -119,18 +119,20 @@ final class ItemEndpoints {
 
   CompletionStage<ApiResponse> renew(ApiCall call) {
     ItemId id = ApiIds.itemId(call.param(0));
-    JsonBody body = JsonBody.parse(mapper, call.body(), Set.of("token", "leaseMillis"));
+    JsonBody body = JsonBody.parse(mapper, call.body(), Set.of("workerId", "token", "leaseMillis"));
+    String workerId = worker(body);
     long token = token(body);
     Duration lease = body.requireLease("leaseMillis", maxLease);
-    return command(call, run -> items.renew(id, token, lease), id);
+    return command(call, run -> items.renew(id, workerId, token, lease), id);
   }
 
   CompletionStage<ApiResponse> effect(ApiCall call) {
     ItemId id = ApiIds.itemId(call.param(0));
-    JsonBody body = JsonBody.parse(mapper, call.body(), Set.of("token", "outcome"));
+    JsonBody body = JsonBody.parse(mapper, call.body(), Set.of("workerId", "token", "outcome"));
+    String workerId = worker(body);
     long token = token(body);
     WorkItem.EffectOutcome outcome = outcome(body.requireObject("outcome"));
-    return command(call, run -> items.recordEffect(id, token, outcome), id);
+    return command(call, run -> items.recordEffect(id, workerId, token, outcome), id);
   }
 
   private WorkItem.EffectOutcome outcome(JsonNode node) {
@@ -163,23 +165,29 @@ final class ItemEndpoints {
 
   CompletionStage<ApiResponse> ambiguous(ApiCall call) {
     ItemId id = ApiIds.itemId(call.param(0));
-    JsonBody body = JsonBody.parse(mapper, call.body(), Set.of("token", "reason"));
+    JsonBody body = JsonBody.parse(mapper, call.body(), Set.of("workerId", "token", "reason"));
+    String workerId = worker(body);
     long token = token(body);
     String reason = body.requireString("reason", 1000);
-    return command(call, run -> items.markAmbiguous(id, token, reason), id);
+    return command(call, run -> items.markAmbiguous(id, workerId, token, reason), id);
   }
 
   CompletionStage<ApiResponse> complete(ApiCall call) {
     ItemId id = ApiIds.itemId(call.param(0));
-    long token = token(JsonBody.parse(mapper, call.body(), Set.of("token")));
-    return command(call, run -> items.complete(id, token), id);
+    JsonBody body = JsonBody.parse(mapper, call.body(), Set.of("workerId", "token"));
+    String workerId = worker(body);
+    long token = token(body);
+    return command(call, run -> items.complete(id, workerId, token), id);
   }
 
   CompletionStage<ApiResponse> fail(ApiCall call) {
     ItemId id = ApiIds.itemId(call.param(0));
     JsonBody body =
         JsonBody.parse(
-            mapper, call.body(), Set.of("token", "error", "retryable", "retryAfterMillis"));
+            mapper,
+            call.body(),
+            Set.of("workerId", "token", "error", "retryable", "retryAfterMillis"));
+    String workerId = worker(body);
     long token = token(body);
     String error = body.requireString("error", 1000);
     boolean retryable = body.optionalBoolean("retryable", true);
@@ -187,13 +195,20 @@ final class ItemEndpoints {
         body.optionalLong("retryAfterMillis", 0, Duration.ofDays(1).toMillis())
             .map(Duration::ofMillis)
             .orElse(null);
-    return command(call, run -> items.fail(id, token, error, retryable, retryAfter), id);
+    return command(call, run -> items.fail(id, workerId, token, error, retryable, retryAfter), id);
   }
 
   CompletionStage<ApiResponse> release(ApiCall call) {
     ItemId id = ApiIds.itemId(call.param(0));
-    long token = token(JsonBody.parse(mapper, call.body(), Set.of("token")));
-    return command(call, run -> items.release(id, token), id);
+    JsonBody body = JsonBody.parse(mapper, call.body(), Set.of("workerId", "token"));
+    String workerId = worker(body);
+    long token = token(body);
+    return command(call, run -> items.release(id, workerId, token), id);
+  }
+
+  /** The worker that holds the lease: a command counts only from it. */
+  private static String worker(JsonBody body) {
+    return body.requireString("workerId", 200);
   }
 
   private static long token(JsonBody body) {

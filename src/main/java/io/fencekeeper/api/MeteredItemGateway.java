@@ -67,41 +67,50 @@ public final class MeteredItemGateway implements ItemGateway {
   }
 
   @Override
-  public CompletionStage<Reply> renew(ItemId item, long token, Duration lease) {
-    return observe("renew", () -> delegate.renew(item, token, lease));
+  public CompletionStage<Reply> renew(ItemId item, String workerId, long token, Duration lease) {
+    return observe("renew", () -> delegate.renew(item, workerId, token, lease));
   }
 
   @Override
-  public CompletionStage<Reply> recordEffect(ItemId item, long token, EffectOutcome outcome) {
-    return observe("effect", () -> delegate.recordEffect(item, token, outcome));
+  public CompletionStage<Reply> recordEffect(
+      ItemId item, String workerId, long token, EffectOutcome outcome) {
+    return observe("effect", () -> delegate.recordEffect(item, workerId, token, outcome));
   }
 
   @Override
-  public CompletionStage<Reply> markAmbiguous(ItemId item, long token, String reason) {
-    return observe("ambiguous", () -> delegate.markAmbiguous(item, token, reason));
+  public CompletionStage<Reply> markAmbiguous(
+      ItemId item, String workerId, long token, String reason) {
+    return observe("ambiguous", () -> delegate.markAmbiguous(item, workerId, token, reason));
   }
 
   @Override
-  public CompletionStage<Reply> complete(ItemId item, long token) {
-    return observe("complete", () -> delegate.complete(item, token));
+  public CompletionStage<Reply> complete(ItemId item, String workerId, long token) {
+    return observe("complete", () -> delegate.complete(item, workerId, token));
   }
 
   @Override
   public CompletionStage<Reply> recordEffectAndComplete(
-      ItemId item, long token, WorkItem.EffectOutcome outcome) {
+      ItemId item, String workerId, long token, WorkItem.EffectOutcome outcome) {
     return observe(
-        "record_effect_and_complete", () -> delegate.recordEffectAndComplete(item, token, outcome));
+        "record_effect_and_complete",
+        () -> delegate.recordEffectAndComplete(item, workerId, token, outcome));
   }
 
   @Override
   public CompletionStage<Reply> fail(
-      ItemId item, long token, String error, boolean retryable, Duration retryAfter) {
-    return observe("fail", () -> delegate.fail(item, token, error, retryable, retryAfter));
+      ItemId item,
+      String workerId,
+      long token,
+      String error,
+      boolean retryable,
+      Duration retryAfter) {
+    return observe(
+        "fail", () -> delegate.fail(item, workerId, token, error, retryable, retryAfter));
   }
 
   @Override
-  public CompletionStage<Reply> release(ItemId item, long token) {
-    return observe("release", () -> delegate.release(item, token));
+  public CompletionStage<Reply> release(ItemId item, String workerId, long token) {
+    return observe("release", () -> delegate.release(item, workerId, token));
   }
 
   @Override

@@ -110,8 +110,10 @@ final class RunEndpoints {
   private static RuntimeException createFailure(Throwable failure) {
     Throwable cause = ApiErrors.unwrap(failure);
     if (cause instanceof RunService.InvalidRunRequest invalid) {
-      return new ApiError(
-          422, "invalid_run", invalid.getMessage(), Map.of("problems", invalid.problems()));
+      Map<String, Object> extra = new LinkedHashMap<>();
+      invalid.field().ifPresent(field -> extra.put("field", field));
+      extra.put("problems", invalid.problems());
+      return new ApiError(422, "invalid_run", invalid.getMessage(), extra);
     }
     if (cause instanceof ScopeException scope) {
       return new ApiError(

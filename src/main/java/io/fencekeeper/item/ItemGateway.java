@@ -14,21 +14,30 @@ public interface ItemGateway {
 
   CompletionStage<Reply> claim(ItemId item, String workerId, Duration lease, int maxAttempts);
 
-  CompletionStage<Reply> renew(ItemId item, long token, Duration lease);
+  // the lease holder's commands name the worker that holds the lease and its token
 
-  CompletionStage<Reply> recordEffect(ItemId item, long token, EffectOutcome outcome);
+  CompletionStage<Reply> renew(ItemId item, String workerId, long token, Duration lease);
 
-  CompletionStage<Reply> markAmbiguous(ItemId item, long token, String reason);
+  CompletionStage<Reply> recordEffect(
+      ItemId item, String workerId, long token, EffectOutcome outcome);
 
-  CompletionStage<Reply> complete(ItemId item, long token);
+  CompletionStage<Reply> markAmbiguous(ItemId item, String workerId, long token, String reason);
+
+  CompletionStage<Reply> complete(ItemId item, String workerId, long token);
 
   /** The effect record and the completion in one write (both events stay in the audit). */
-  CompletionStage<Reply> recordEffectAndComplete(ItemId item, long token, EffectOutcome outcome);
+  CompletionStage<Reply> recordEffectAndComplete(
+      ItemId item, String workerId, long token, EffectOutcome outcome);
 
   CompletionStage<Reply> fail(
-      ItemId item, long token, String error, boolean retryable, Duration retryAfter);
+      ItemId item,
+      String workerId,
+      long token,
+      String error,
+      boolean retryable,
+      Duration retryAfter);
 
-  CompletionStage<Reply> release(ItemId item, long token);
+  CompletionStage<Reply> release(ItemId item, String workerId, long token);
 
   CompletionStage<Reply> close(ItemId item, String reason);
 

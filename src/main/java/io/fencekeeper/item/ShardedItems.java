@@ -40,40 +40,47 @@ public final class ShardedItems implements ItemGateway {
   }
 
   @Override
-  public CompletionStage<Reply> renew(ItemId item, long token, Duration lease) {
-    return ask(item, r -> new WorkItem.Renew(token, lease, r));
+  public CompletionStage<Reply> renew(ItemId item, String workerId, long token, Duration lease) {
+    return ask(item, r -> new WorkItem.Renew(workerId, token, lease, r));
   }
 
   @Override
-  public CompletionStage<Reply> recordEffect(ItemId item, long token, EffectOutcome outcome) {
-    return ask(item, r -> new WorkItem.RecordEffect(token, outcome, r));
+  public CompletionStage<Reply> recordEffect(
+      ItemId item, String workerId, long token, EffectOutcome outcome) {
+    return ask(item, r -> new WorkItem.RecordEffect(workerId, token, outcome, r));
   }
 
   @Override
-  public CompletionStage<Reply> markAmbiguous(ItemId item, long token, String reason) {
-    return ask(item, r -> new WorkItem.MarkAmbiguous(token, reason, r));
+  public CompletionStage<Reply> markAmbiguous(
+      ItemId item, String workerId, long token, String reason) {
+    return ask(item, r -> new WorkItem.MarkAmbiguous(workerId, token, reason, r));
   }
 
   @Override
-  public CompletionStage<Reply> complete(ItemId item, long token) {
-    return ask(item, r -> new WorkItem.Complete(token, r));
+  public CompletionStage<Reply> complete(ItemId item, String workerId, long token) {
+    return ask(item, r -> new WorkItem.Complete(workerId, token, r));
   }
 
   @Override
   public CompletionStage<Reply> recordEffectAndComplete(
-      ItemId item, long token, EffectOutcome outcome) {
-    return ask(item, r -> new WorkItem.RecordEffectAndComplete(token, outcome, r));
+      ItemId item, String workerId, long token, EffectOutcome outcome) {
+    return ask(item, r -> new WorkItem.RecordEffectAndComplete(workerId, token, outcome, r));
   }
 
   @Override
   public CompletionStage<Reply> fail(
-      ItemId item, long token, String error, boolean retryable, Duration retryAfter) {
-    return ask(item, r -> new WorkItem.Fail(token, error, retryable, retryAfter, r));
+      ItemId item,
+      String workerId,
+      long token,
+      String error,
+      boolean retryable,
+      Duration retryAfter) {
+    return ask(item, r -> new WorkItem.Fail(workerId, token, error, retryable, retryAfter, r));
   }
 
   @Override
-  public CompletionStage<Reply> release(ItemId item, long token) {
-    return ask(item, r -> new WorkItem.Release(token, r));
+  public CompletionStage<Reply> release(ItemId item, String workerId, long token) {
+    return ask(item, r -> new WorkItem.Release(workerId, token, r));
   }
 
   @Override

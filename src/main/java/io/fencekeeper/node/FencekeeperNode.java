@@ -63,6 +63,7 @@ public final class FencekeeperNode implements AutoCloseable {
   private final Clock clock;
   private final ItemGateway items;
   private final RunService runs;
+  private final ActorRef<RunCoordinator.Command> coordinator;
   private final RunItemStore runItems;
   private final ScheduleKeeper schedules;
   private final Optional<ProviderFactory.Started> provider;
@@ -74,6 +75,7 @@ public final class FencekeeperNode implements AutoCloseable {
       Clock clock,
       ItemGateway items,
       RunService runs,
+      ActorRef<RunCoordinator.Command> coordinator,
       RunItemStore runItems,
       ScheduleKeeper schedules,
       Optional<ProviderFactory.Started> provider) {
@@ -83,6 +85,7 @@ public final class FencekeeperNode implements AutoCloseable {
     this.clock = clock;
     this.items = items;
     this.runs = runs;
+    this.coordinator = coordinator;
     this.runItems = runItems;
     this.schedules = schedules;
     this.provider = provider;
@@ -183,13 +186,23 @@ public final class FencekeeperNode implements AutoCloseable {
             items,
             blocking,
             Duration.ofSeconds(30),
-            b.clock);
+            b.clock,
+            settings.maxRunLength());
     Optional<ProviderFactory.Started> provider = startWorkers(b, settings, system, items);
     ScheduleKeeper schedules = reviewSchedules(b, system, runs);
     joinCluster(system, settings);
     closeOnShutdown(system, b.provider == null ? provider : Optional.empty(), runItems, blocking);
     return new FencekeeperNode(
-        system, settings, database, b.clock, items, runs, runItems, schedules, provider);
+        system,
+        settings,
+        database,
+        b.clock,
+        items,
+        runs,
+        coordinator,
+        runItems,
+        schedules,
+        provider);
   }
 
   /** How long an offer outlives its lease before the dispatcher hands the item out again. */
@@ -357,6 +370,11 @@ public final class FencekeeperNode implements AutoCloseable {
   /** The run_item table: every run's staged scope. */
   public RunItemStore runItems() {
     return runItems;
+  }
+
+  /** The run coordinator singleton (a proxy to wherever it lives in the cluster). */
+  public ActorRef<RunCoordinator.Command> coordinator() {
+    return coordinator;
   }
 
   public RunService runs() {

@@ -23,6 +23,7 @@ public record NodeSettings(
     Duration lease,
     Duration maxLease,
     int workers,
+    Duration maxRunLength,
     List<String> seedNodes,
     GovernorSettings governor) {
 
@@ -51,6 +52,7 @@ public record NodeSettings(
         fk.getDuration("lease"),
         fk.getDuration("item.max-lease"),
         fk.getInt("workers"),
+        fk.getDuration("max-run-length"),
         Arrays.stream(fk.getString("seed-nodes").split(","))
             .map(String::trim)
             .filter(s -> !s.isEmpty())

@@ -95,6 +95,14 @@ public final class RunCoordinator
 
   record DispatcherFinished(RunDispatcher.Finished finished) implements Command {}
 
+  /** Why a dispatcher is failing (sent by it, just before it stops). */
+  record DispatcherCrashed(String runId, int incarnation, String cause) implements Command {}
+
+  /** A dispatcher stopped that nobody stopped: its run has nobody dispatching it. */
+  record DispatcherStopped(String runId, int incarnation) implements Command {}
+
+  record RestartDispatcher(String runId) implements Command {}
+
   public sealed interface CreateReply extends CborSerializable {}
 
   public record Created(RunView run) implements CreateReply {}
@@ -169,11 +177,13 @@ public final class RunCoordinator
   private final Clock clock;
   private final GovernorSettings defaultGovernor;
   private final RunDispatchers dispatchers;
+  private final TimerScheduler<Command> timers;
 
   private RunCoordinator(
       ActorContext<Command> ctx, TimerScheduler<Command> timers, RunDispatcher.Dependencies deps) {
     super(PERSISTENCE_ID);
     this.ctx = ctx;
+    this.timers = timers;
     this.clock = deps.clock();
     this.defaultGovernor = deps.governor();
     this.dispatchers =
@@ -230,6 +240,14 @@ public final class RunCoordinator
         .onCommand(Tick.class, this::onTick)
         .onCommand(ProgressReported.class, this::onProgress)
         .onCommand(DispatcherFinished.class, this::onFinished)
+        .onCommand(
+            DispatcherCrashed.class,
+            (state, crashed) -> {
+              dispatchers.crashed(crashed.runId(), crashed.incarnation(), crashed.cause());
+              return Effect().noReply();
+            })
+        .onCommand(DispatcherStopped.class, this::onDispatcherStopped)
+        .onCommand(RestartDispatcher.class, this::onRestartDispatcher)
         .build();
   }
 
@@ -401,6 +419,64 @@ public final class RunCoordinator
               dispatchers.stop(finished.runId());
             })
         .thenNoReply();
+  }
+
+  /**
+   * A failed dispatcher is started again from the journaled run after a back-off; after {@link
+   * RunDispatchers#MAX_FAILURES} failures the run ends FAILED with the reason, so it is never left
+   * RUNNING with nobody dispatching it.
+   */
+  private ReplyEffect<Event, State> onDispatcherStopped(State state, DispatcherStopped stopped) {
+    var failure = dispatchers.stopped(stopped.runId(), stopped.incarnation());
+    if (failure.isEmpty()) {
+      return Effect().noReply();
+    }
+    RunRecord run = state.runs().get(failure.get().runId());
+    if (run == null || run.state() != RunState.RUNNING) {
+      return Effect().noReply();
+    }
+    int count = failure.get().count();
+    if (count < RunDispatchers.MAX_FAILURES) {
+      ctx.getLog()
+          .warn(
+              "run {}: dispatcher failed ({}), starting it again ({} of {})",
+              run.runId(),
+              failure.get().cause(),
+              count,
+              RunDispatchers.MAX_FAILURES);
+      timers.startSingleTimer(
+          "restart-" + run.runId(), new RestartDispatcher(run.runId()), Duration.ofSeconds(count));
+      return Effect().noReply();
+    }
+    String reason =
+        "the dispatcher failed " + count + " times; the last failure: " + failure.get().cause();
+    ctx.getLog().error("run {}: {}", run.runId(), reason);
+    return Effect()
+        .persist(
+            new RunEnded(
+                run.runId(),
+                RunState.FAILED,
+                dispatchers.progressOf(run.runId()).orElse(RunProgress.initial(run.itemCount())),
+                reason,
+                clock.instant()))
+        .thenNoReply();
+  }
+
+  private ReplyEffect<Event, State> onRestartDispatcher(State state, RestartDispatcher restart) {
+    RunRecord run = state.runs().get(restart.runId());
+    if (run != null && run.state() == RunState.RUNNING && !dispatchers.isRunning(run.runId())) {
+      dispatchers.start(run, run.resumes() > 0, governor(state));
+      if (run.cancelRequested()) {
+        dispatchers.tell(run.runId(), new RunDispatcher.Stop("cancelled", true));
+      }
+    }
+    return Effect().noReply();
+  }
+
+  /** A failure as one line for the log and the run view: its kind and message, never a trace. */
+  static String summary(Throwable cause) {
+    String text = cause.getClass().getSimpleName() + ": " + cause.getMessage();
+    return text.length() <= 300 ? text : text.substring(0, 300);
   }
 
   private ReplyEffect<Event, State> refuse(

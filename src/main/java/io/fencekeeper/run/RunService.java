@@ -35,14 +35,25 @@ public final class RunService {
   /** The request itself is invalid; nothing was created. */
   public static final class InvalidRunRequest extends RuntimeException {
     private final List<String> problems;
+    private final String field;
 
     public InvalidRunRequest(List<String> problems) {
+      this(problems, null);
+    }
+
+    /** {@code field} names the one parameter that is wrong, when it is one. */
+    public InvalidRunRequest(List<String> problems, String field) {
       super(String.join("; ", problems));
       this.problems = List.copyOf(problems);
+      this.field = field;
     }
 
     public List<String> problems() {
       return problems;
+    }
+
+    public Optional<String> field() {
+      return Optional.ofNullable(field);
     }
   }
 
@@ -54,6 +65,7 @@ public final class RunService {
   private final Duration askTimeout;
   private final ItemGateway items;
   private final Clock clock;
+  private final Duration maxRunLength;
 
   public RunService(
       ActorSystem<?> system,
@@ -63,9 +75,11 @@ public final class RunService {
       ItemGateway items,
       Executor blocking,
       Duration askTimeout,
-      Clock clock) {
+      Clock clock,
+      Duration maxRunLength) {
     this.system = system;
     this.clock = clock;
+    this.maxRunLength = maxRunLength;
     this.items = items;
     this.coordinator = coordinator;
     this.store = store;
@@ -91,6 +105,11 @@ public final class RunService {
                 return CompletableFuture.supplyAsync(
                         () -> scopes.read(request.scope(), batch -> {}), blocking)
                     .thenCompose(summary -> ask(request, null, summary));
+              }
+              Optional<String> badDeadline = deadlineProblem(request.deadline());
+              if (badDeadline.isPresent()) {
+                return CompletableFuture.failedFuture(
+                    new InvalidRunRequest(List.of(badDeadline.get()), "deadline"));
               }
               String scopeId = UUID.randomUUID().toString();
               return CompletableFuture.supplyAsync(() -> stage(scopeId, request), blocking)
@@ -223,7 +242,31 @@ public final class RunService {
         .thenApply(RunCoordinator.RunList::runs);
   }
 
+  /**
+   * A deadline must be ahead, and within {@code fencekeeper.max-run-length}: a deadline years away
+   * is a typo, and one at the end of time overflowed every duration computed from it.
+   */
+  Optional<String> deadlineProblem(Instant deadline) {
+    Instant now = clock.instant();
+    if (!deadline.isAfter(now)) {
+      return Optional.of("deadline " + deadline + " is not in the future");
+    }
+    if (deadline.isAfter(now.plus(maxRunLength))) {
+      return Optional.of(
+          "deadline "
+              + deadline
+              + " is further away than fencekeeper.max-run-length "
+              + maxRunLength);
+    }
+    return Optional.empty();
+  }
+
   public CompletionStage<ControlReply> resume(String runId, Instant newDeadline) {
+    Optional<String> badDeadline = deadlineProblem(newDeadline);
+    if (badDeadline.isPresent()) {
+      return CompletableFuture.completedFuture(
+          new RunCoordinator.ControlRefused("invalid_deadline", badDeadline.get()));
+    }
     return Stages.on(
         AskPattern.ask(
             coordinator,

@@ -54,6 +54,9 @@ final class StatusBoard {
    * (a later report of the item's truth). Returns whether anything changed.
    */
   boolean settle(int seq, byte terminal) {
+    if (terminal != DONE && terminal != FAILED && terminal != CLOSED) {
+      throw new IllegalArgumentException("not a terminal status: " + terminal);
+    }
     byte previous = status[seq];
     if (previous == terminal || previous == DONE || (previous == FAILED && terminal != DONE)) {
       return false;
@@ -67,8 +70,7 @@ final class StatusBoard {
     switch (terminal) {
       case DONE -> done++;
       case FAILED -> failed++;
-      case CLOSED -> closed++;
-      default -> throw new IllegalArgumentException("not a terminal status: " + terminal);
+      default -> closed++;
     }
     unwritten.add(new RunItemStore.StatusWrite(seq, terminal));
     return true;

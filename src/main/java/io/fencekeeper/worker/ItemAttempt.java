@@ -190,7 +190,7 @@ public final class ItemAttempt {
     if (!now.isBefore(leaseExpiresAt.minus(safetyMargin()))) {
       // nothing was sent in this step, so handing the item back is the truth
       return ctx.items()
-          .release(item, claim.token())
+          .release(item, workerId, claim.token())
           .thenApply(reply -> (AttemptResult) new AttemptResult.RetryAt(now));
     }
     return timed(
@@ -204,7 +204,7 @@ public final class ItemAttempt {
               if (error instanceof ProviderError.Ambiguous) {
                 // the provider may have applied it: say so before anything else, then reconcile
                 return ctx.items()
-                    .markAmbiguous(item, claim.token(), error.message())
+                    .markAmbiguous(item, workerId, claim.token(), error.message())
                     .thenCompose(
                         reply ->
                             reply instanceof WorkItem.Accepted
@@ -268,7 +268,7 @@ public final class ItemAttempt {
 
   private CompletionStage<AttemptResult> recordOutcome(EffectOutcome outcome) {
     return ctx.items()
-        .recordEffectAndComplete(item, claim.token(), outcome)
+        .recordEffectAndComplete(item, workerId, claim.token(), outcome)
         .thenCompose(
             reply -> {
               if (reply instanceof WorkItem.Accepted a
@@ -295,7 +295,7 @@ public final class ItemAttempt {
 
   private CompletionStage<AttemptResult> complete() {
     return ctx.items()
-        .complete(item, claim.token())
+        .complete(item, workerId, claim.token())
         .thenApply(
             reply -> {
               if (reply instanceof WorkItem.Accepted a
@@ -312,7 +312,7 @@ public final class ItemAttempt {
 
   private CompletionStage<AttemptResult> fail(String error, boolean retryable, Duration delay) {
     return ctx.items()
-        .fail(item, claim.token(), error, retryable, delay)
+        .fail(item, workerId, claim.token(), error, retryable, delay)
         .thenApply(
             reply -> {
               if (reply instanceof WorkItem.Accepted a) {
@@ -341,7 +341,7 @@ public final class ItemAttempt {
       return;
     }
     ctx.items()
-        .renew(item, c.token(), lease)
+        .renew(item, workerId, c.token(), lease)
         .whenComplete(
             (reply, failure) -> {
               if (reply instanceof WorkItem.Accepted a) {

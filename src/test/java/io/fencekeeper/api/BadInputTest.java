@@ -58,9 +58,12 @@ class BadInputTest {
         "leaseMillis");
     assertRefused(
         api.post(item + "/claim", "{\"workerId\":\"w\",\"leaseMillis\":1.5}"), 400, "leaseMillis");
-    assertRefused(api.post(item + "/complete", "{\"token\":\"1\"}"), 400, "token");
     assertRefused(
-        api.post(item + "/fail", "{\"token\":1,\"error\":\"x\",\"retryable\":\"yes\"}"),
+        api.post(item + "/complete", "{\"workerId\":\"w\",\"token\":\"1\"}"), 400, "token");
+    assertRefused(
+        api.post(
+            item + "/fail",
+            "{\"workerId\":\"w\",\"token\":1,\"error\":\"x\",\"retryable\":\"yes\"}"),
         400,
         "retryable");
     assertUntouched(item);
@@ -73,11 +76,14 @@ class BadInputTest {
     assertRefused(api.post(item + "/claim", "{\"workerId\":\"w\"}"), 400, "leaseMillis");
     assertRefused(api.post(item + "/complete", "{\"tokn\":1}"), 400, "tokn");
     assertRefused(
-        api.post(item + "/effect", "{\"token\":1,\"outcome\":{\"kind\":\"MAYBE\"}}"),
+        api.post(
+            item + "/effect", "{\"workerId\":\"w\",\"token\":1,\"outcome\":{\"kind\":\"MAYBE\"}}"),
         400,
         "outcome.kind");
     assertRefused(
-        api.post(item + "/effect", "{\"token\":1,\"outcome\":{\"kind\":\"APPLIED\",\"x\":1}}"),
+        api.post(
+            item + "/effect",
+            "{\"workerId\":\"w\",\"token\":1,\"outcome\":{\"kind\":\"APPLIED\",\"x\":1}}"),
         400,
         "x");
     assertRefused(
@@ -145,7 +151,7 @@ class BadInputTest {
         api.post(item + "/claim", "{\"workerId\":\"w\",\"leaseMillis\":99999999999999999999999}"),
         400,
         "leaseMillis");
-    assertRefused(api.post(item + "/complete", "{\"token\":-3}"), 400, "token");
+    assertRefused(api.post(item + "/complete", "{\"workerId\":\"w\",\"token\":-3}"), 400, "token");
     assertUntouched(item);
   }
 

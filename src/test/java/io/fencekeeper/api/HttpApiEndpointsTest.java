@@ -91,19 +91,25 @@ class HttpApiEndpointsTest {
     assertEquals("w-1", held.tree().path("owner").asText());
 
     assertEquals(
-        200, api.post(item + "/renew", "{\"token\":" + token + ",\"leaseMillis\":60000}").status());
-    ApiTestNode.Answer early = api.post(item + "/complete", "{\"token\":" + token + "}");
+        200,
+        api.post(
+                item + "/renew",
+                "{\"workerId\":\"w-1\",\"token\":" + token + ",\"leaseMillis\":60000}")
+            .status());
+    ApiTestNode.Answer early =
+        api.post(item + "/complete", "{\"workerId\":\"w-1\",\"token\":" + token + "}");
     assertEquals(422, early.status(), early.body());
     assertEquals("token", early.tree().path("field").asText());
     assertEquals(
         200,
         api.post(
                 item + "/effect",
-                "{\"token\":"
+                "{\"workerId\":\"w-1\",\"token\":"
                     + token
                     + ",\"outcome\":{\"kind\":\"APPLIED\",\"providerReference\":\"p-1\"}}")
             .status());
-    ApiTestNode.Answer done = api.post(item + "/complete", "{\"token\":" + token + "}");
+    ApiTestNode.Answer done =
+        api.post(item + "/complete", "{\"workerId\":\"w-1\",\"token\":" + token + "}");
     assertEquals(200, done.status(), done.body());
     assertEquals("DONE", done.tree().path("status").asText());
 
@@ -132,12 +138,15 @@ class HttpApiEndpointsTest {
     assertEquals(
         200,
         api.post(
-                first + "/ambiguous", "{\"token\":" + token + ",\"reason\":\"timeout after send\"}")
+                first + "/ambiguous",
+                "{\"workerId\":\"w\",\"token\":" + token + ",\"reason\":\"timeout after send\"}")
             .status());
     ApiTestNode.Answer failed =
         api.post(
             first + "/fail",
-            "{\"token\":" + token + ",\"error\":\"account closed\",\"retryable\":false}");
+            "{\"workerId\":\"w\",\"token\":"
+                + token
+                + ",\"error\":\"account closed\",\"retryable\":false}");
     assertEquals(200, failed.status(), failed.body());
     assertEquals("FAILED", failed.tree().path("status").asText());
     ApiTestNode.Answer retried = api.post(first + "/retry", null);
@@ -152,7 +161,8 @@ class HttpApiEndpointsTest {
             .tree()
             .path("token")
             .asLong();
-    ApiTestNode.Answer released = api.post(second + "/release", "{\"token\":" + t2 + "}");
+    ApiTestNode.Answer released =
+        api.post(second + "/release", "{\"workerId\":\"w\",\"token\":" + t2 + "}");
     assertEquals("PENDING", released.tree().path("status").asText());
   }
 

@@ -65,7 +65,9 @@ class LeaseApiConcurrencyTest {
                   long token = claim.tree().path("token").asLong();
                   holders.remove(itemId, worker);
                   ApiTestNode.Answer release =
-                      api.post(path + "/release", "{\"token\":" + token + "}");
+                      api.post(
+                          path + "/release",
+                          "{\"workerId\":\"" + worker + "\",\"token\":" + token + "}");
                   statuses
                       .computeIfAbsent(release.status(), s -> new AtomicInteger())
                       .incrementAndGet();

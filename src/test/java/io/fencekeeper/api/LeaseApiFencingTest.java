@@ -38,12 +38,17 @@ class LeaseApiFencingTest {
 
     // A wakes up and tries to finish its work
     ApiTestNode.Answer effectA =
-        api.post(item + "/effect", "{\"token\":" + tokenA + ",\"outcome\":{\"kind\":\"APPLIED\"}}");
+        api.post(
+            item + "/effect",
+            "{\"workerId\":\"worker-a\",\"token\":"
+                + tokenA
+                + ",\"outcome\":{\"kind\":\"APPLIED\"}}");
     assertEquals(409, effectA.status(), effectA.body());
     assertEquals("lease_lost", effectA.error());
     assertEquals(tokenA, effectA.tree().path("presentedToken").asLong());
     assertEquals(tokenB, effectA.tree().path("currentToken").asLong());
-    ApiTestNode.Answer completeA = api.post(item + "/complete", "{\"token\":" + tokenA + "}");
+    ApiTestNode.Answer completeA =
+        api.post(item + "/complete", "{\"workerId\":\"worker-a\",\"token\":" + tokenA + "}");
     assertEquals(409, completeA.status());
     assertEquals("lease_lost", completeA.error());
 
@@ -52,9 +57,12 @@ class LeaseApiFencingTest {
         200,
         api.post(
                 item + "/effect",
-                "{\"token\":" + tokenB + ",\"outcome\":{\"kind\":\"FOUND_BY_LOOKUP\"}}")
+                "{\"workerId\":\"worker-b\",\"token\":"
+                    + tokenB
+                    + ",\"outcome\":{\"kind\":\"FOUND_BY_LOOKUP\"}}")
             .status());
-    ApiTestNode.Answer done = api.post(item + "/complete", "{\"token\":" + tokenB + "}");
+    ApiTestNode.Answer done =
+        api.post(item + "/complete", "{\"workerId\":\"worker-b\",\"token\":" + tokenB + "}");
     assertEquals("DONE", done.tree().path("status").asText());
     assertEquals("worker-b", done.tree().path("owner").asText());
 

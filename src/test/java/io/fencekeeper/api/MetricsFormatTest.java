@@ -32,7 +32,9 @@ class MetricsFormatTest {
     api.post(
         "/api/items/" + seg(ApiTestNode.itemId(runId, 1)) + "/claim",
         "{\"workerId\":\"w\",\"leaseMillis\":30000}");
-    api.post("/api/items/" + seg(ApiTestNode.itemId(runId, 1)) + "/complete", "{\"token\":0}");
+    api.post(
+        "/api/items/" + seg(ApiTestNode.itemId(runId, 1)) + "/complete",
+        "{\"workerId\":\"w\",\"token\":0}");
     api.metrics.providerCall("apply", Duration.ofMillis(12), null);
     api.metrics.providerCall(
         "apply",

@@ -82,6 +82,57 @@ class WorkItemInvariantsTest {
 
   record Step(Kind kind, int worker, int seconds, boolean flag) {}
 
+  /**
+   * The rule "a lease that ends without an outcome is ambiguous", kept from what the test saw, not
+   * from the entity's own state: which leases ended silently (taken over or closed while their
+   * holder had said nothing), and whether an effect was recorded since.
+   */
+  static final class LeaseModel {
+    boolean leaseOpen;
+    boolean reportedThisLease;
+    boolean endedSilently;
+    boolean markedAmbiguous;
+    boolean recorded;
+
+    /** Whether the next claim must answer AMBIGUOUS (unless an effect is recorded). */
+    boolean claimed() {
+      return endedSilently || markedAmbiguous || (leaseOpen && !reportedThisLease);
+    }
+
+    void granted(State before) {
+      if (leaseOpen && !reportedThisLease) {
+        endedSilently = true;
+      }
+      leaseOpen = true;
+      reportedThisLease = false;
+    }
+
+    void reported(Reply reply, boolean effect) {
+      if (reply instanceof WorkItem.Accepted) {
+        reportedThisLease = true;
+        recorded |= effect;
+      }
+    }
+
+    /** Fail and Release count only under a live lease: a lapsed one stays ambiguous. */
+    void gaveUp(Reply reply, State before, Instant now) {
+      if (reply instanceof WorkItem.Accepted) {
+        assertTrue(before.leaseLiveAt(now), "Fail/Release accepted after the lease lapsed");
+        reportedThisLease = true;
+        leaseOpen = false;
+      }
+    }
+
+    void closed(State before) {
+      if (before.status() == Status.LEASED) {
+        if (!reportedThisLease) {
+          endedSilently = true;
+        }
+        leaseOpen = false;
+      }
+    }
+  }
+
   /** What one worker believes about its current attempt. */
   static final class Worker {
     long token = -1;
@@ -243,6 +294,7 @@ class WorkItemInvariantsTest {
     Map<String, Long> highestTokenSeen = new HashMap<>();
     String key = itemId.idempotencyKey();
     List<WorkItem.Event> journal = new ArrayList<>();
+    LeaseModel model = new LeaseModel();
 
     for (Step step : steps) {
       Worker w = workers[step.worker()];
@@ -263,7 +315,14 @@ class WorkItemInvariantsTest {
         case CLAIM -> {
           Reply reply = send.apply(r -> new WorkItem.Claim("w-" + step.worker(), LEASE, 4, r));
           if (reply instanceof Claimed c) {
+            // a lease that ended without a recorded effect or a live-lease Fail/Release (and any
+            // MarkAmbiguous) leaves the next claim AMBIGUOUS until an effect is recorded
+            if (model.claimed() && !model.recorded) {
+              assertEquals(
+                  EffectStatus.AMBIGUOUS, c.effect(), "a silent end was not ambiguous: " + step);
+            }
             w.claimed(c);
+            model.granted(before);
             int effects = providerEffects.getOrDefault(key, 0);
             // invariant "reconcile before apply": the entity never tells a claimer "no effect" when
             // one may exist
@@ -275,7 +334,10 @@ class WorkItemInvariantsTest {
         case RENEW -> {
           if (w.holdsAClaim()) {
             Reply reply =
-                send.apply(r -> new WorkItem.Renew(w.token, Duration.ofSeconds(step.seconds()), r));
+                send.apply(
+                    r ->
+                        new WorkItem.Renew(
+                            "w-" + step.worker(), w.token, Duration.ofSeconds(step.seconds()), r));
             if (reply instanceof WorkItem.Accepted a) {
               w.leaseExpiresAt = a.item().leaseExpiresAt();
             }
@@ -306,43 +368,57 @@ class WorkItemInvariantsTest {
         case RECORD -> {
           if (w.holdsAClaim() && (w.applied || w.foundByLookup)) {
             OutcomeKind kind = w.applied ? OutcomeKind.APPLIED : OutcomeKind.FOUND_BY_LOOKUP;
-            send.apply(
-                r -> new WorkItem.RecordEffect(w.token, new EffectOutcome(kind, key, ""), r));
+            model.reported(
+                send.apply(
+                    r ->
+                        new WorkItem.RecordEffect(
+                            "w-" + step.worker(), w.token, new EffectOutcome(kind, key, ""), r)),
+                true);
           }
         }
         case AMBIGUOUS -> {
           if (w.holdsAClaim()) {
-            Reply reply = send.apply(r -> new WorkItem.MarkAmbiguous(w.token, "timeout", r));
+            Reply reply =
+                send.apply(
+                    r -> new WorkItem.MarkAmbiguous("w-" + step.worker(), w.token, "timeout", r));
             if (reply instanceof WorkItem.Accepted) {
               w.reportedAmbiguous = true;
+              model.markedAmbiguous = true;
             }
           }
         }
         case COMPLETE -> {
           if (w.holdsAClaim()) {
-            send.apply(r -> new WorkItem.Complete(w.token, r));
+            send.apply(r -> new WorkItem.Complete("w-" + step.worker(), w.token, r));
           }
         }
         case FAIL -> {
           if (w.holdsAClaim() && w.mayGiveUpWithoutRecord()) {
             w.gaveUp = true;
-            send.apply(
-                r ->
-                    new WorkItem.Fail(
-                        w.token,
-                        "provider error",
-                        step.flag(),
-                        Duration.ofSeconds(step.seconds() % 3),
-                        r));
+            Reply reply =
+                send.apply(
+                    r ->
+                        new WorkItem.Fail(
+                            "w-" + step.worker(),
+                            w.token,
+                            "provider error",
+                            step.flag(),
+                            Duration.ofSeconds(step.seconds() % 3),
+                            r));
+            model.gaveUp(reply, before, clock.instant());
           }
         }
         case RELEASE -> {
           if (w.holdsAClaim() && w.mayGiveUpWithoutRecord()) {
             w.gaveUp = true;
-            send.apply(r -> new WorkItem.Release(w.token, r));
+            Reply reply = send.apply(r -> new WorkItem.Release("w-" + step.worker(), w.token, r));
+            model.gaveUp(reply, before, clock.instant());
           }
         }
-        case CLOSE -> send.apply(r -> new WorkItem.Close("deadline", r));
+        case CLOSE -> {
+          send.apply(r -> new WorkItem.Close("deadline", r));
+          model.closed(before);
+        }
         case REOPEN -> send.apply(WorkItem.Reopen::new);
         case RETRY -> send.apply(WorkItem.Retry::new);
         case TICK -> clock.advance(Duration.ofSeconds(step.seconds()));
@@ -363,10 +439,14 @@ class WorkItemInvariantsTest {
             }
             if (w.applied || w.foundByLookup) {
               OutcomeKind kind = w.applied ? OutcomeKind.APPLIED : OutcomeKind.FOUND_BY_LOOKUP;
-              send.apply(
-                  r -> new WorkItem.RecordEffect(w.token, new EffectOutcome(kind, key, ""), r));
+              model.reported(
+                  send.apply(
+                      r ->
+                          new WorkItem.RecordEffect(
+                              "w-" + step.worker(), w.token, new EffectOutcome(kind, key, ""), r)),
+                  true);
             }
-            send.apply(r -> new WorkItem.Complete(w.token, r));
+            send.apply(r -> new WorkItem.Complete("w-" + step.worker(), w.token, r));
           }
         }
       }

@@ -90,15 +90,19 @@ abstract class WorkItemJournalContract {
     // A wakes up and tries to commit with its old token
     LeaseLost lostEffect =
         assertInstanceOf(
-            LeaseLost.class, ask(item, r -> new WorkItem.RecordEffect(a.token(), APPLIED, r)));
+            LeaseLost.class,
+            ask(item, r -> new WorkItem.RecordEffect(a.item().owner(), a.token(), APPLIED, r)));
     assertEquals(a.token(), lostEffect.presentedToken());
     assertEquals(b.token(), lostEffect.currentToken());
-    assertInstanceOf(LeaseLost.class, ask(item, r -> new WorkItem.Complete(a.token(), r)));
+    assertInstanceOf(
+        LeaseLost.class, ask(item, r -> new WorkItem.Complete(a.item().owner(), a.token(), r)));
 
     assertInstanceOf(
-        Accepted.class, ask(item, r -> new WorkItem.RecordEffect(b.token(), APPLIED, r)));
+        Accepted.class,
+        ask(item, r -> new WorkItem.RecordEffect(b.item().owner(), b.token(), APPLIED, r)));
     Accepted done =
-        assertInstanceOf(Accepted.class, ask(item, r -> new WorkItem.Complete(b.token(), r)));
+        assertInstanceOf(
+            Accepted.class, ask(item, r -> new WorkItem.Complete(b.item().owner(), b.token(), r)));
     assertEquals(Status.DONE, done.item().status());
     assertEquals("B", done.item().owner());
 
@@ -135,21 +139,26 @@ abstract class WorkItemJournalContract {
     ItemId item = item("acct-roundtrip");
     Claimed c =
         assertInstanceOf(Claimed.class, ask(item, r -> new WorkItem.Claim("w", LEASE, 3, r)));
-    assertInstanceOf(Accepted.class, ask(item, r -> new WorkItem.Renew(c.token(), LEASE, r)));
     assertInstanceOf(
-        Accepted.class, ask(item, r -> new WorkItem.MarkAmbiguous(c.token(), "reset", r)));
+        Accepted.class, ask(item, r -> new WorkItem.Renew(c.item().owner(), c.token(), LEASE, r)));
     assertInstanceOf(
-        Accepted.class, ask(item, r -> new WorkItem.Fail(c.token(), "503", true, null, r)));
+        Accepted.class,
+        ask(item, r -> new WorkItem.MarkAmbiguous(c.item().owner(), c.token(), "reset", r)));
+    assertInstanceOf(
+        Accepted.class,
+        ask(item, r -> new WorkItem.Fail(c.item().owner(), c.token(), "503", true, null, r)));
     Claimed c2 =
         assertInstanceOf(Claimed.class, ask(item, r -> new WorkItem.Claim("w", LEASE, 3, r)));
     assertEquals(EffectStatus.AMBIGUOUS, c2.effect());
-    assertInstanceOf(Accepted.class, ask(item, r -> new WorkItem.Release(c2.token(), r)));
+    assertInstanceOf(
+        Accepted.class, ask(item, r -> new WorkItem.Release(c2.item().owner(), c2.token(), r)));
     assertInstanceOf(Accepted.class, ask(item, r -> new WorkItem.Close("deadline", r)));
     assertInstanceOf(Accepted.class, ask(item, r -> new WorkItem.Reopen(r)));
     Claimed c3 =
         assertInstanceOf(Claimed.class, ask(item, r -> new WorkItem.Claim("w", LEASE, 3, r)));
     assertInstanceOf(
-        Accepted.class, ask(item, r -> new WorkItem.Fail(c3.token(), "gone", false, null, r)));
+        Accepted.class,
+        ask(item, r -> new WorkItem.Fail(c3.item().owner(), c3.token(), "gone", false, null, r)));
     assertInstanceOf(Accepted.class, ask(item, r -> new WorkItem.Retry(r)));
     Accepted state = assertInstanceOf(Accepted.class, ask(item, r -> new WorkItem.Get(r)));
     assertEquals(Status.PENDING, state.item().status());
@@ -186,13 +195,18 @@ abstract class WorkItemJournalContract {
       for (int k = 0; k <= i % 3; k++) {
         Claimed c =
             assertInstanceOf(Claimed.class, ask(item, r -> new WorkItem.Claim("w", LEASE, 9, r)));
-        assertInstanceOf(Accepted.class, ask(item, r -> new WorkItem.Release(c.token(), r)));
+        assertInstanceOf(
+            Accepted.class, ask(item, r -> new WorkItem.Release(c.item().owner(), c.token(), r)));
       }
       Claimed last =
           assertInstanceOf(Claimed.class, ask(item, r -> new WorkItem.Claim("w", LEASE, 9, r)));
       assertInstanceOf(
           Accepted.class,
-          ask(item, r -> new WorkItem.RecordEffectAndComplete(last.token(), APPLIED, r)));
+          ask(
+              item,
+              r ->
+                  new WorkItem.RecordEffectAndComplete(
+                      last.item().owner(), last.token(), APPLIED, r)));
     }
 
     // a fresh node: every entity recovers from the journal, all at once
@@ -215,7 +229,7 @@ abstract class WorkItemJournalContract {
     // a stale command is journaled: it must take the next sequence number of its own item
     for (int i = 0; i < items; i += 7) {
       ItemId item = item("acct-recover-" + i);
-      assertInstanceOf(LeaseLost.class, ask(item, r -> new WorkItem.Complete(1, r)));
+      assertInstanceOf(LeaseLost.class, ask(item, r -> new WorkItem.Complete("w-1", 1, r)));
       List<ItemAudit.Entry> trail =
           new ItemAudit(node.system()).trail(item).toCompletableFuture().get(10, TimeUnit.SECONDS);
       int expected = 2 * (i % 3 + 1) + 3 + 1;
@@ -225,6 +239,39 @@ abstract class WorkItemJournalContract {
         assertEquals(seq + 1L, trail.get(seq).sequenceNr(), "item " + i);
       }
     }
+  }
+
+  /**
+   * A caller that loops on rejected commands grows the item's journal (every rejection is audited),
+   * but not its recovery: the item snapshots every 100 events, so a restart replays from the last
+   * snapshot and comes back with the same state.
+   */
+  @Test
+  void aFloodOfRejectedCommandsIsSnapshottedAndTheItemRecoversFromIt() throws Exception {
+    ItemId item = item("acct-flood");
+    Claimed c =
+        assertInstanceOf(Claimed.class, ask(item, r -> new WorkItem.Claim("w", LEASE, 5, r)));
+    for (int i = 0; i < 250; i++) {
+      assertInstanceOf(
+          LeaseLost.class, ask(item, r -> new WorkItem.Complete("intruder", c.token(), r)));
+    }
+    try (java.sql.Connection db =
+            java.sql.DriverManager.getConnection(
+                database.url(), database.user(), database.password());
+        java.sql.PreparedStatement count =
+            db.prepareStatement("SELECT count(*) FROM \"snapshot\" WHERE \"persistence_id\" = ?")) {
+      count.setString(1, WorkItem.persistenceId(item).id());
+      try (java.sql.ResultSet rs = count.executeQuery()) {
+        rs.next();
+        assertTrue(rs.getInt(1) >= 1, "a snapshot bounds the replay of 251 events");
+      }
+    }
+    node.close();
+    node = TestNodes.start(database, dataDir, clock);
+    Accepted after = assertInstanceOf(Accepted.class, ask(item, WorkItem.Get::new));
+    assertEquals(Status.LEASED, after.item().status());
+    assertEquals("w", after.item().owner());
+    assertEquals(c.token(), after.item().token());
   }
 
   /**
@@ -242,7 +289,9 @@ abstract class WorkItemJournalContract {
 
     assertInstanceOf(
         Accepted.class,
-        ask(done, r -> new WorkItem.RecordEffectAndComplete(c.token(), APPLIED, r)));
+        ask(
+            done,
+            r -> new WorkItem.RecordEffectAndComplete(c.item().owner(), c.token(), APPLIED, r)));
     io.fencekeeper.testing.Await.until(
         Duration.ofSeconds(10),
         "the DONE item to be passivated (idle timeout is 15 s, so not by that)",

@@ -96,10 +96,11 @@ class WorkItemTest {
     return assertInstanceOf(Claimed.class, reply);
   }
 
-  void recordEffect(long token) {
+  void recordEffect(Claimed claim) {
     assertInstanceOf(
         Accepted.class,
-        run(r -> new WorkItem.RecordEffect(token, applied(), r)).reply(),
+        run(r -> new WorkItem.RecordEffect(claim.item().owner(), claim.token(), applied(), r))
+            .reply(),
         "record effect");
   }
 
@@ -168,7 +169,7 @@ class WorkItemTest {
   @Test
   void claimAfterRecordedEffectTellsTheHolderNotToCallTheProvider() {
     Claimed first = claim("w-1");
-    recordEffect(first.token());
+    recordEffect(first);
     clock.advance(LEASE);
     Claimed second = claim("w-2");
     assertEquals(EffectStatus.RECORDED, second.effect());
@@ -177,8 +178,8 @@ class WorkItemTest {
   @Test
   void claimOnDoneItemIsNotClaimable() {
     Claimed c = claim("w-1");
-    recordEffect(c.token());
-    run(r -> new WorkItem.Complete(c.token(), r));
+    recordEffect(c);
+    run(r -> new WorkItem.Complete(c.item().owner(), c.token(), r));
     var result = run(r -> new WorkItem.Claim("w-2", LEASE, 5, r));
     assertEquals(Status.DONE, assertInstanceOf(NotClaimable.class, result.reply()).status());
     assertTrue(result.hasNoEvents());
@@ -187,7 +188,7 @@ class WorkItemTest {
   @Test
   void claimOnFailedOrClosedItemIsNotClaimable() {
     Claimed c = claim("w-1");
-    run(r -> new WorkItem.Fail(c.token(), "account closed", false, null, r));
+    run(r -> new WorkItem.Fail(c.item().owner(), c.token(), "account closed", false, null, r));
     assertEquals(
         Status.FAILED,
         assertInstanceOf(NotClaimable.class, run(r -> new WorkItem.Claim("w", LEASE, 5, r)).reply())
@@ -203,7 +204,10 @@ class WorkItemTest {
   @Test
   void claimDuringRetryBackoffIsRefusedUntilRetryAt() {
     Claimed c = claim("w-1");
-    run(r -> new WorkItem.Fail(c.token(), "throttled", true, Duration.ofSeconds(10), r));
+    run(
+        r ->
+            new WorkItem.Fail(
+                c.item().owner(), c.token(), "throttled", true, Duration.ofSeconds(10), r));
     NotClaimable early =
         assertInstanceOf(
             NotClaimable.class, run(r -> new WorkItem.Claim("w-2", LEASE, 5, r)).reply());
@@ -236,7 +240,9 @@ class WorkItemTest {
     Claimed c = claim("w-1");
     clock.advance(Duration.ofSeconds(10));
     Accepted a =
-        assertInstanceOf(Accepted.class, run(r -> new WorkItem.Renew(c.token(), LEASE, r)).reply());
+        assertInstanceOf(
+            Accepted.class,
+            run(r -> new WorkItem.Renew(c.item().owner(), c.token(), LEASE, r)).reply());
     assertEquals(clock.instant().plus(LEASE), a.item().leaseExpiresAt());
   }
 
@@ -246,7 +252,8 @@ class WorkItemTest {
     Accepted a =
         assertInstanceOf(
             Accepted.class,
-            run(r -> new WorkItem.Renew(c.token(), Duration.ofSeconds(1), r)).reply());
+            run(r -> new WorkItem.Renew(c.item().owner(), c.token(), Duration.ofSeconds(1), r))
+                .reply());
     assertEquals(c.leaseExpiresAt(), a.item().leaseExpiresAt());
   }
 
@@ -255,14 +262,15 @@ class WorkItemTest {
     claim("w-1");
     clock.advance(LEASE);
     claim("w-2");
-    assertStaleRejection(run(r -> new WorkItem.Renew(1, LEASE, r)), "Renew", 1, 2);
+    assertStaleRejection(run(r -> new WorkItem.Renew("w-1", 1, LEASE, r)), "Renew", 1, 2);
   }
 
   @Test
   void renewAfterTheLeaseExpiredIsLeaseLost() {
     Claimed c = claim("w-1");
     clock.advance(LEASE);
-    assertStaleRejection(run(r -> new WorkItem.Renew(c.token(), LEASE, r)), "Renew", 1, 1);
+    assertStaleRejection(
+        run(r -> new WorkItem.Renew(c.item().owner(), c.token(), LEASE, r)), "Renew", 1, 1);
     assertEquals(c.leaseExpiresAt(), kit.getState().leaseExpiresAt());
   }
 
@@ -271,7 +279,7 @@ class WorkItemTest {
   @Test
   void recordEffectUnderALiveLeaseRecordsIt() {
     Claimed c = claim("w-1");
-    recordEffect(c.token());
+    recordEffect(c);
     assertEquals(EffectStatus.RECORDED, kit.getState().effect());
     assertEquals(applied(), kit.getState().effectOutcome());
   }
@@ -279,8 +287,8 @@ class WorkItemTest {
   @Test
   void secondEffectRecordIsRefusedAsAlreadyRecorded() {
     Claimed c = claim("w-1");
-    recordEffect(c.token());
-    var result = run(r -> new WorkItem.RecordEffect(c.token(), applied(), r));
+    recordEffect(c);
+    var result = run(r -> new WorkItem.RecordEffect(c.item().owner(), c.token(), applied(), r));
     assertInstanceOf(WorkItem.AlreadyRecorded.class, result.reply());
     assertTrue(result.hasNoEvents());
   }
@@ -290,7 +298,10 @@ class WorkItemTest {
     Claimed c = claim("w-1");
     clock.advance(LEASE);
     assertStaleRejection(
-        run(r -> new WorkItem.RecordEffect(c.token(), applied(), r)), "RecordEffect", 1, 1);
+        run(r -> new WorkItem.RecordEffect(c.item().owner(), c.token(), applied(), r)),
+        "RecordEffect",
+        1,
+        1);
     assertEquals(EffectStatus.NONE, kit.getState().effect());
   }
 
@@ -300,7 +311,7 @@ class WorkItemTest {
     clock.advance(LEASE);
     claim("w-2");
     assertStaleRejection(
-        run(r -> new WorkItem.RecordEffect(1, applied(), r)), "RecordEffect", 1, 2);
+        run(r -> new WorkItem.RecordEffect("w-1", 1, applied(), r)), "RecordEffect", 1, 2);
     assertEquals(EffectStatus.AMBIGUOUS, kit.getState().effect());
   }
 
@@ -308,7 +319,8 @@ class WorkItemTest {
   void recordEffectWithoutOutcomeIsInvalid() {
     Claimed c = claim("w-1");
     assertInstanceOf(
-        Invalid.class, run(r -> new WorkItem.RecordEffect(c.token(), null, r)).reply());
+        Invalid.class,
+        run(r -> new WorkItem.RecordEffect(c.item().owner(), c.token(), null, r)).reply());
   }
 
   // --- MarkAmbiguous ---------------------------------------------------------------------------
@@ -316,8 +328,8 @@ class WorkItemTest {
   @Test
   void markAmbiguousMakesTheNextClaimReconcileFirst() {
     Claimed c = claim("w-1");
-    run(r -> new WorkItem.MarkAmbiguous(c.token(), "timeout after send", r));
-    run(r -> new WorkItem.Fail(c.token(), "timeout after send", true, null, r));
+    run(r -> new WorkItem.MarkAmbiguous(c.item().owner(), c.token(), "timeout after send", r));
+    run(r -> new WorkItem.Fail(c.item().owner(), c.token(), "timeout after send", true, null, r));
     Claimed next = claim("w-2");
     assertEquals(EffectStatus.AMBIGUOUS, next.effect());
   }
@@ -327,7 +339,8 @@ class WorkItemTest {
     Claimed c = claim("w-1");
     clock.advance(LEASE.plusSeconds(5));
     assertInstanceOf(
-        Accepted.class, run(r -> new WorkItem.MarkAmbiguous(c.token(), "reset", r)).reply());
+        Accepted.class,
+        run(r -> new WorkItem.MarkAmbiguous(c.item().owner(), c.token(), "reset", r)).reply());
     assertEquals(EffectStatus.AMBIGUOUS, kit.getState().effect());
   }
 
@@ -336,7 +349,8 @@ class WorkItemTest {
     claim("w-1");
     clock.advance(LEASE);
     claim("w-2");
-    assertStaleRejection(run(r -> new WorkItem.MarkAmbiguous(1, "late", r)), "MarkAmbiguous", 1, 2);
+    assertStaleRejection(
+        run(r -> new WorkItem.MarkAmbiguous("w-1", 1, "late", r)), "MarkAmbiguous", 1, 2);
   }
 
   // --- Complete --------------------------------------------------------------------------------
@@ -344,16 +358,18 @@ class WorkItemTest {
   @Test
   void completeWithRecordedEffectIsDone() {
     Claimed c = claim("w-1");
-    recordEffect(c.token());
+    recordEffect(c);
     Accepted a =
-        assertInstanceOf(Accepted.class, run(r -> new WorkItem.Complete(c.token(), r)).reply());
+        assertInstanceOf(
+            Accepted.class,
+            run(r -> new WorkItem.Complete(c.item().owner(), c.token(), r)).reply());
     assertEquals(Status.DONE, a.item().status());
   }
 
   @Test
   void completeWithoutAnEffectRecordIsRefused() {
     Claimed c = claim("w-1");
-    var result = run(r -> new WorkItem.Complete(c.token(), r));
+    var result = run(r -> new WorkItem.Complete(c.item().owner(), c.token(), r));
     assertInstanceOf(Invalid.class, result.reply());
     assertTrue(result.hasNoEvents());
     assertEquals(Status.LEASED, kit.getState().status());
@@ -362,18 +378,19 @@ class WorkItemTest {
   @Test
   void completeAfterTheLeaseExpiredIsLeaseLost() {
     Claimed c = claim("w-1");
-    recordEffect(c.token());
+    recordEffect(c);
     clock.advance(LEASE);
-    assertStaleRejection(run(r -> new WorkItem.Complete(c.token(), r)), "Complete", 1, 1);
+    assertStaleRejection(
+        run(r -> new WorkItem.Complete(c.item().owner(), c.token(), r)), "Complete", 1, 1);
     assertEquals(Status.LEASED, kit.getState().status());
   }
 
   @Test
   void completeRepeatedByTheHolderAnswersTheSameWithoutNewEvents() {
     Claimed c = claim("w-1");
-    recordEffect(c.token());
-    run(r -> new WorkItem.Complete(c.token(), r));
-    var again = run(r -> new WorkItem.Complete(c.token(), r));
+    recordEffect(c);
+    run(r -> new WorkItem.Complete(c.item().owner(), c.token(), r));
+    var again = run(r -> new WorkItem.Complete(c.item().owner(), c.token(), r));
     assertEquals(Status.DONE, assertInstanceOf(Accepted.class, again.reply()).item().status());
     assertTrue(again.hasNoEvents());
   }
@@ -381,11 +398,11 @@ class WorkItemTest {
   @Test
   void completeWithStaleTokenIsLeaseLost() {
     Claimed c = claim("w-1");
-    recordEffect(c.token());
+    recordEffect(c);
     clock.advance(LEASE);
     Claimed second = claim("w-2");
     assertEquals(EffectStatus.RECORDED, second.effect());
-    assertStaleRejection(run(r -> new WorkItem.Complete(1, r)), "Complete", 1, 2);
+    assertStaleRejection(run(r -> new WorkItem.Complete("w-1", 1, r)), "Complete", 1, 2);
   }
 
   // --- Fail ------------------------------------------------------------------------------------
@@ -396,7 +413,10 @@ class WorkItemTest {
     Accepted a =
         assertInstanceOf(
             Accepted.class,
-            run(r -> new WorkItem.Fail(c.token(), "503", true, Duration.ofSeconds(2), r)).reply());
+            run(r ->
+                    new WorkItem.Fail(
+                        c.item().owner(), c.token(), "503", true, Duration.ofSeconds(2), r))
+                .reply());
     assertEquals(Status.PENDING, a.item().status());
     assertEquals("503", a.item().lastError());
     assertEquals(clock.instant().plusSeconds(2), a.item().retryAt());
@@ -407,7 +427,7 @@ class WorkItemTest {
   void failureAtMaxAttemptsIsFailed() {
     for (int attempt = 1; attempt <= 3; attempt++) {
       Claimed c = claim("w-" + attempt, 3);
-      run(r -> new WorkItem.Fail(c.token(), "503", true, null, r));
+      run(r -> new WorkItem.Fail(c.item().owner(), c.token(), "503", true, null, r));
     }
     assertEquals(Status.FAILED, kit.getState().status());
     assertEquals(3, kit.getState().attempt());
@@ -416,7 +436,7 @@ class WorkItemTest {
   @Test
   void permanentFailureIsFailedAtOnce() {
     Claimed c = claim("w-1");
-    run(r -> new WorkItem.Fail(c.token(), "account unknown", false, null, r));
+    run(r -> new WorkItem.Fail(c.item().owner(), c.token(), "account unknown", false, null, r));
     assertEquals(Status.FAILED, kit.getState().status());
   }
 
@@ -425,7 +445,8 @@ class WorkItemTest {
     claim("w-1");
     clock.advance(LEASE);
     claim("w-2");
-    assertStaleRejection(run(r -> new WorkItem.Fail(1, "late", true, null, r)), "Fail", 1, 2);
+    assertStaleRejection(
+        run(r -> new WorkItem.Fail("w-1", 1, "late", true, null, r)), "Fail", 1, 2);
     assertEquals(Status.LEASED, kit.getState().status());
   }
 
@@ -434,7 +455,31 @@ class WorkItemTest {
     Claimed c = claim("w-1");
     assertInstanceOf(
         Invalid.class,
-        run(r -> new WorkItem.Fail(c.token(), "x", true, Duration.ofSeconds(-1), r)).reply());
+        run(r ->
+                new WorkItem.Fail(
+                    c.item().owner(), c.token(), "x", true, Duration.ofSeconds(-1), r))
+            .reply());
+  }
+
+  @Test
+  void failAfterTheLeaseExpiredIsLeaseLostAndTheNextClaimIsAmbiguous() {
+    // a worker whose apply timed out and whose lease lapsed cannot pretend nothing was sent
+    Claimed c = claim("w-1");
+    clock.advance(LEASE);
+    assertStaleRejection(
+        run(r -> new WorkItem.Fail("w-1", c.token(), "timeout", true, null, r)), "Fail", 1, 1);
+    assertEquals(Status.LEASED, kit.getState().status());
+    assertEquals(EffectStatus.AMBIGUOUS, claim("w-2").effect());
+  }
+
+  @Test
+  void failFromAnotherWorkerWithTheCurrentTokenIsLeaseLost() {
+    Claimed c = claim("w-1");
+    var result = run(r -> new WorkItem.Fail("intruder", c.token(), "x", false, null, r));
+    assertStaleRejection(result, "Fail", 1, 1);
+    assertEquals("intruder", result.eventOfType(StaleCommandRejected.class).workerId());
+    assertEquals(Status.LEASED, kit.getState().status());
+    assertEquals("w-1", kit.getState().owner());
   }
 
   // --- Release ---------------------------------------------------------------------------------
@@ -443,7 +488,8 @@ class WorkItemTest {
   void releaseReturnsToPendingWithoutMakingTheEffectAmbiguous() {
     Claimed c = claim("w-1");
     Accepted a =
-        assertInstanceOf(Accepted.class, run(r -> new WorkItem.Release(c.token(), r)).reply());
+        assertInstanceOf(
+            Accepted.class, run(r -> new WorkItem.Release(c.item().owner(), c.token(), r)).reply());
     assertEquals(Status.PENDING, a.item().status());
     assertEquals(EffectStatus.NONE, claim("w-2").effect());
   }
@@ -453,7 +499,50 @@ class WorkItemTest {
     claim("w-1");
     clock.advance(LEASE);
     claim("w-2");
-    assertStaleRejection(run(r -> new WorkItem.Release(1, r)), "Release", 1, 2);
+    assertStaleRejection(run(r -> new WorkItem.Release("w-1", 1, r)), "Release", 1, 2);
+  }
+
+  @Test
+  void releaseAfterTheLeaseExpiredIsLeaseLostAndTheNextClaimIsAmbiguous() {
+    Claimed c = claim("w-1");
+    clock.advance(LEASE);
+    assertStaleRejection(run(r -> new WorkItem.Release("w-1", c.token(), r)), "Release", 1, 1);
+    assertEquals(EffectStatus.AMBIGUOUS, claim("w-2").effect());
+  }
+
+  @Test
+  void everyHolderCommandFromAnotherWorkerIsLeaseLostAndChangesNothing() {
+    Claimed c = claim("w-1");
+    long t = c.token();
+    String other = "w-2";
+    assertStaleRejection(run(r -> new WorkItem.Renew(other, t, LEASE, r)), "Renew", t, t);
+    assertStaleRejection(
+        run(r -> new WorkItem.RecordEffect(other, t, applied(), r)), "RecordEffect", t, t);
+    assertStaleRejection(
+        run(r -> new WorkItem.MarkAmbiguous(other, t, "x", r)), "MarkAmbiguous", t, t);
+    assertStaleRejection(run(r -> new WorkItem.Complete(other, t, r)), "Complete", t, t);
+    assertStaleRejection(
+        run(r -> new WorkItem.RecordEffectAndComplete(other, t, applied(), r)),
+        "RecordEffectAndComplete",
+        t,
+        t);
+    assertStaleRejection(run(r -> new WorkItem.Release(other, t, r)), "Release", t, t);
+    State state = kit.getState();
+    assertEquals(Status.LEASED, state.status());
+    assertEquals("w-1", state.owner());
+    assertEquals(EffectStatus.NONE, state.effect());
+    assertEquals(c.leaseExpiresAt(), state.leaseExpiresAt());
+  }
+
+  @Test
+  void aFloodOfRejectedCommandsRecoversToTheSameState() {
+    Claimed c = claim("w-1");
+    for (int i = 0; i < 3 * WorkItem.SNAPSHOT_EVERY; i++) {
+      run(r -> new WorkItem.Complete("w-0", c.token() + 1, r));
+    }
+    State before = kit.getState();
+    kit.restart();
+    assertEquals(before, kit.getState());
   }
 
   // --- Close / Reopen / Retry / Get -------------------------------------------------------------
@@ -465,7 +554,10 @@ class WorkItemTest {
     assertEquals(2, assertInstanceOf(Accepted.class, closed.reply()).item().token());
     assertEquals("w-1", closed.eventOfType(WorkItem.ItemClosed.class).abandonedOwner());
     assertStaleRejection(
-        run(r -> new WorkItem.RecordEffect(c.token(), applied(), r)), "RecordEffect", 1, 2);
+        run(r -> new WorkItem.RecordEffect(c.item().owner(), c.token(), applied(), r)),
+        "RecordEffect",
+        1,
+        2);
     assertEquals(Status.CLOSED, kit.getState().status());
     assertEquals("deadline", kit.getState().closedReason());
   }
@@ -483,8 +575,8 @@ class WorkItemTest {
   @Test
   void closeLeavesADoneItemDone() {
     Claimed c = claim("w-1");
-    recordEffect(c.token());
-    run(r -> new WorkItem.Complete(c.token(), r));
+    recordEffect(c);
+    run(r -> new WorkItem.Complete(c.item().owner(), c.token(), r));
     var result = run(r -> new WorkItem.Close("deadline", r));
     assertTrue(result.hasNoEvents());
     assertEquals(Status.DONE, kit.getState().status());
@@ -496,7 +588,7 @@ class WorkItemTest {
     run(r -> new WorkItem.Reopen(r));
     assertEquals(Status.PENDING, kit.getState().status());
     Claimed c = claim("w-1");
-    run(r -> new WorkItem.Fail(c.token(), "bad", false, null, r));
+    run(r -> new WorkItem.Fail(c.item().owner(), c.token(), "bad", false, null, r));
     run(r -> new WorkItem.Reopen(r));
     assertEquals(Status.PENDING, kit.getState().status());
   }
@@ -509,7 +601,7 @@ class WorkItemTest {
   @Test
   void retryBringsAFailedItemBack() {
     Claimed c = claim("w-1");
-    run(r -> new WorkItem.Fail(c.token(), "bad", false, null, r));
+    run(r -> new WorkItem.Fail(c.item().owner(), c.token(), "bad", false, null, r));
     assertEquals(
         Status.PENDING,
         assertInstanceOf(Accepted.class, run(r -> new WorkItem.Retry(r)).reply()).item().status());
@@ -534,7 +626,8 @@ class WorkItemTest {
   @Test
   void recordEffectAndCompleteJournalsBothEventsAndIsDone() {
     Claimed c = claim("w-1");
-    var result = run(r -> new WorkItem.RecordEffectAndComplete(c.token(), applied(), r));
+    var result =
+        run(r -> new WorkItem.RecordEffectAndComplete(c.item().owner(), c.token(), applied(), r));
     assertEquals(Status.DONE, assertInstanceOf(Accepted.class, result.reply()).item().status());
     assertEquals(2, result.events().size());
     assertInstanceOf(WorkItem.EffectRecorded.class, result.events().get(0));
@@ -547,7 +640,7 @@ class WorkItemTest {
     Claimed c = claim("w-1");
     clock.advance(LEASE);
     assertStaleRejection(
-        run(r -> new WorkItem.RecordEffectAndComplete(c.token(), applied(), r)),
+        run(r -> new WorkItem.RecordEffectAndComplete(c.item().owner(), c.token(), applied(), r)),
         "RecordEffectAndComplete",
         1,
         1);
@@ -558,8 +651,9 @@ class WorkItemTest {
   @Test
   void recordEffectAndCompleteOverARecordedEffectIsRefusedAsAlreadyRecorded() {
     Claimed c = claim("w-1");
-    recordEffect(c.token());
-    var result = run(r -> new WorkItem.RecordEffectAndComplete(c.token(), applied(), r));
+    recordEffect(c);
+    var result =
+        run(r -> new WorkItem.RecordEffectAndComplete(c.item().owner(), c.token(), applied(), r));
     assertInstanceOf(WorkItem.AlreadyRecorded.class, result.reply());
     assertTrue(result.hasNoEvents());
   }
@@ -567,12 +661,12 @@ class WorkItemTest {
   @Test
   void restartRebuildsExactlyTheStateFromTheJournal() {
     Claimed first = claim("w-1");
-    run(r -> new WorkItem.MarkAmbiguous(first.token(), "reset", r));
+    run(r -> new WorkItem.MarkAmbiguous(first.item().owner(), first.token(), "reset", r));
     clock.advance(LEASE);
     Claimed second = claim("w-2");
-    run(r -> new WorkItem.Renew(first.token(), LEASE, r));
-    run(r -> new WorkItem.RecordEffect(second.token(), applied(), r));
-    run(r -> new WorkItem.Complete(second.token(), r));
+    run(r -> new WorkItem.Renew(first.item().owner(), first.token(), LEASE, r));
+    run(r -> new WorkItem.RecordEffect(second.item().owner(), second.token(), applied(), r));
+    run(r -> new WorkItem.Complete(second.item().owner(), second.token(), r));
     State before = kit.getState();
     State after = kit.restart().state();
     assertEquals(before, after);

@@ -284,39 +284,46 @@ class CloseSweepTest {
     }
 
     @Override
-    public CompletionStage<Reply> renew(ItemId item, long token, Duration lease) {
+    public CompletionStage<Reply> renew(ItemId item, String workerId, long token, Duration lease) {
       throw new UnsupportedOperationException("the sweep only closes");
     }
 
     @Override
-    public CompletionStage<Reply> recordEffect(ItemId item, long token, EffectOutcome outcome) {
+    public CompletionStage<Reply> recordEffect(
+        ItemId item, String workerId, long token, EffectOutcome outcome) {
       throw new UnsupportedOperationException("the sweep only closes");
     }
 
     @Override
-    public CompletionStage<Reply> markAmbiguous(ItemId item, long token, String reason) {
+    public CompletionStage<Reply> markAmbiguous(
+        ItemId item, String workerId, long token, String reason) {
       throw new UnsupportedOperationException("the sweep only closes");
     }
 
     @Override
-    public CompletionStage<Reply> complete(ItemId item, long token) {
+    public CompletionStage<Reply> complete(ItemId item, String workerId, long token) {
       throw new UnsupportedOperationException("the sweep only closes");
     }
 
     @Override
     public CompletionStage<Reply> recordEffectAndComplete(
-        ItemId item, long token, EffectOutcome outcome) {
+        ItemId item, String workerId, long token, EffectOutcome outcome) {
       throw new UnsupportedOperationException("the sweep only closes");
     }
 
     @Override
     public CompletionStage<Reply> fail(
-        ItemId item, long token, String error, boolean retryable, Duration retryAfter) {
+        ItemId item,
+        String workerId,
+        long token,
+        String error,
+        boolean retryable,
+        Duration retryAfter) {
       throw new UnsupportedOperationException("the sweep only closes");
     }
 
     @Override
-    public CompletionStage<Reply> release(ItemId item, long token) {
+    public CompletionStage<Reply> release(ItemId item, String workerId, long token) {
       throw new UnsupportedOperationException("the sweep only closes");
     }
 

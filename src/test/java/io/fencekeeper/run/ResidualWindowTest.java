@@ -194,12 +194,13 @@ class ResidualWindowTest {
 
               @Override
               public synchronized CompletionStage<WorkItem.Reply> recordEffectAndComplete(
-                  ItemId item, long token, WorkItem.EffectOutcome outcome) {
+                  ItemId item, String workerId, long token, WorkItem.EffectOutcome outcome) {
                 if (item.equals(paused) && !held) {
                   held = true; // the worker applied, then stalls before telling the item
-                  return wake.thenCompose(w -> super.recordEffectAndComplete(item, token, outcome));
+                  return wake.thenCompose(
+                      w -> super.recordEffectAndComplete(item, workerId, token, outcome));
                 }
-                return super.recordEffectAndComplete(item, token, outcome);
+                return super.recordEffectAndComplete(item, workerId, token, outcome);
               }
             });
     RunView run = create(job, List.of(new AccountCursor(paused.accountId(), paused.cursor())));

@@ -263,13 +263,13 @@ abstract class RunScenarioContract {
                 new ForwardingItems(items) {
                   @Override
                   public CompletionStage<WorkItem.Reply> recordEffectAndComplete(
-                      ItemId item, long token, WorkItem.EffectOutcome outcome) {
+                      ItemId item, String workerId, long token, WorkItem.EffectOutcome outcome) {
                     if (item.accountId().equals(victim.accountId())
                         && failedOnce.compareAndSet(false, true)) {
                       return CompletableFuture.failedFuture(
                           new IllegalStateException("journal write failed"));
                     }
-                    return super.recordEffectAndComplete(item, token, outcome);
+                    return super.recordEffectAndComplete(item, workerId, token, outcome);
                   }
                 });
     RunView run = create("final-write", accounts, clock.instant().plus(Duration.ofHours(1)));
@@ -442,41 +442,48 @@ abstract class RunScenarioContract {
     }
 
     @Override
-    public CompletionStage<WorkItem.Reply> renew(ItemId item, long token, Duration lease) {
-      return items.renew(item, token, lease);
+    public CompletionStage<WorkItem.Reply> renew(
+        ItemId item, String workerId, long token, Duration lease) {
+      return items.renew(item, workerId, token, lease);
     }
 
     @Override
     public CompletionStage<WorkItem.Reply> recordEffect(
-        ItemId item, long token, WorkItem.EffectOutcome outcome) {
-      return items.recordEffect(item, token, outcome);
+        ItemId item, String workerId, long token, WorkItem.EffectOutcome outcome) {
+      return items.recordEffect(item, workerId, token, outcome);
     }
 
     @Override
-    public CompletionStage<WorkItem.Reply> markAmbiguous(ItemId item, long token, String reason) {
-      return items.markAmbiguous(item, token, reason);
+    public CompletionStage<WorkItem.Reply> markAmbiguous(
+        ItemId item, String workerId, long token, String reason) {
+      return items.markAmbiguous(item, workerId, token, reason);
     }
 
     @Override
-    public CompletionStage<WorkItem.Reply> complete(ItemId item, long token) {
-      return items.complete(item, token);
+    public CompletionStage<WorkItem.Reply> complete(ItemId item, String workerId, long token) {
+      return items.complete(item, workerId, token);
     }
 
     @Override
     public CompletionStage<WorkItem.Reply> recordEffectAndComplete(
-        ItemId item, long token, WorkItem.EffectOutcome outcome) {
-      return items.recordEffectAndComplete(item, token, outcome);
+        ItemId item, String workerId, long token, WorkItem.EffectOutcome outcome) {
+      return items.recordEffectAndComplete(item, workerId, token, outcome);
     }
 
     @Override
     public CompletionStage<WorkItem.Reply> fail(
-        ItemId item, long token, String error, boolean retryable, Duration retryAfter) {
-      return items.fail(item, token, error, retryable, retryAfter);
+        ItemId item,
+        String workerId,
+        long token,
+        String error,
+        boolean retryable,
+        Duration retryAfter) {
+      return items.fail(item, workerId, token, error, retryable, retryAfter);
     }
 
     @Override
-    public CompletionStage<WorkItem.Reply> release(ItemId item, long token) {
-      return items.release(item, token);
+    public CompletionStage<WorkItem.Reply> release(ItemId item, String workerId, long token) {
+      return items.release(item, workerId, token);
     }
 
     @Override

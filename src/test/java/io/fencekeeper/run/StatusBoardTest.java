@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -57,9 +56,6 @@ class StatusBoardTest {
   }
 
   @Test
-  @Disabled(
-      "bug: StatusBoard.settle writes the status and moves the counts before it rejects a"
-          + " non-terminal status; enable with the fix")
   void aClosedItemIsNotReopenedBySettle() {
     StatusBoard board = new StatusBoard(1);
     board.settle(0, StatusBoard.CLOSED);
@@ -76,9 +72,6 @@ class StatusBoardTest {
   }
 
   @Test
-  @Disabled(
-      "bug: StatusBoard.settle writes the status and moves the counts before it rejects a"
-          + " non-terminal status; enable with the fix")
   void anOpenItemCannotBeSettledToAnOpenStatus() {
     StatusBoard board = new StatusBoard(1);
     board.mark(0, StatusBoard.OFFERED);

@@ -138,7 +138,9 @@ public final class GovernorPolicy {
     if (signals.remainingItems() == 0 || !signals.now().isBefore(signals.deadline())) {
       return false;
     }
-    long remainingMillis = Duration.between(signals.now(), signals.deadline()).toMillis();
+    // seconds first: a far deadline must not overflow a count of milliseconds
+    double remainingMillis =
+        Duration.between(signals.now(), signals.deadline()).getSeconds() * 1000.0;
     if (itemsPerSecond <= 0) {
       return signals.backlogAgeSeconds() * 1000 > remainingMillis * 0.1;
     }
