@@ -10,6 +10,8 @@ import io.fencekeeper.run.RunService;
 import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.scope.Scope;
 import io.fencekeeper.run.scope.ScopeException;
+import io.fencekeeper.run.scope.ScopeRefused;
+import io.fencekeeper.run.scope.ScopeTooLarge;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
@@ -111,6 +113,17 @@ final class RunEndpoints {
     if (cause instanceof RunService.InvalidRunRequest invalid) {
       return new ApiError(
           422, "invalid_run", invalid.getMessage(), Map.of("problems", invalid.problems()));
+    }
+    if (cause instanceof ScopeRefused refused) {
+      return new ApiError(
+          400, "invalid_scope", refused.getMessage(), Map.of("field", refused.field()));
+    }
+    if (cause instanceof ScopeTooLarge tooLarge) {
+      return new ApiError(
+          413,
+          "scope_too_large",
+          tooLarge.getMessage(),
+          Map.of("field", "scope", "limit", tooLarge.limit()));
     }
     if (cause instanceof ScopeException scope) {
       return new ApiError(

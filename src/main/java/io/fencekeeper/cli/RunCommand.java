@@ -14,8 +14,11 @@ import io.fencekeeper.run.RunState;
 import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.scope.Scope;
 import io.fencekeeper.run.scope.ScopeException;
+import java.io.InputStream;
 import java.io.PrintStream;
 import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -132,17 +135,16 @@ public final class RunCommand implements Callable<Integer> {
         out.println("run " + runId + " exists (" + run.state() + "): reporting it, no new work");
       } else {
         Instant runDeadline = deadline != null ? deadline : Instant.now().plus(deadlineIn);
+        // the command line is the trusted local user: it hands the file's contents to the node
+        // like an upload, so the file may live anywhere, not only in the node's scope directory
         RunRequest request =
-            new RunRequest(
-                job,
-                date,
-                new Scope.Csv(accounts.toString()),
-                runDeadline,
-                maxAttempts,
-                maxFailedItems);
+            new RunRequest(job, date, new Scope.Upload(), runDeadline, maxAttempts, maxFailedItems);
         RunCoordinator.CreateReply reply;
-        try {
-          reply = runs.create(request).toCompletableFuture().get(10, TimeUnit.MINUTES);
+        try (InputStream upload = Files.newInputStream(accounts)) {
+          reply = runs.create(request, upload).toCompletableFuture().get();
+        } catch (NoSuchFileException e) {
+          System.err.println("run not created: " + accounts + " does not exist");
+          return 65;
         } catch (java.util.concurrent.ExecutionException e) {
           Throwable cause =
               e.getCause() instanceof CompletionException ce ? ce.getCause() : e.getCause();

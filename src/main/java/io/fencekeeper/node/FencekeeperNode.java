@@ -16,7 +16,7 @@ import io.fencekeeper.run.RunService;
 import io.fencekeeper.run.schedule.NightlySchedule;
 import io.fencekeeper.run.schedule.ScheduleKeeper;
 import io.fencekeeper.run.scope.ScopeReader;
-import io.fencekeeper.run.scope.SqlSource;
+import io.fencekeeper.run.scope.ScopeSettings;
 import io.fencekeeper.worker.Backoff;
 import io.fencekeeper.worker.GovernorPolicy;
 import io.fencekeeper.worker.ItemAttempt;
@@ -206,7 +206,7 @@ public final class FencekeeperNode implements AutoCloseable {
             system,
             coordinator,
             runItems,
-            new ScopeReader(SqlSource.fromConfig(b.config)),
+            new ScopeReader(ScopeSettings.fromConfig(b.config)),
             items,
             blocking,
             Duration.ofSeconds(30));

@@ -6,9 +6,12 @@ import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.node.Stages;
 import io.fencekeeper.run.RunCoordinator.ControlReply;
 import io.fencekeeper.run.RunCoordinator.CreateReply;
+import io.fencekeeper.run.scope.Scope;
 import io.fencekeeper.run.scope.ScopeReader;
+import io.fencekeeper.run.scope.ScopeSink;
 import io.fencekeeper.run.scope.ScopeSummary;
 import io.fencekeeper.worker.AttemptResult;
+import java.io.InputStream;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -17,7 +20,6 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
@@ -74,36 +76,56 @@ public final class RunService {
    * ScopeException} (naming the bad rows) when the input is wrong; nothing is created then.
    */
   public CompletionStage<CreateReply> create(RunRequest request) {
+    return create(request, null);
+  }
+
+  /**
+   * As {@link #create(RunRequest)}, for a request whose scope is {@link Scope.Upload}: the accounts
+   * are read from {@code upload} (CSV with the {@code accountId,cursor} header) as they arrive,
+   * never held whole. The caller closes the stream.
+   */
+  public CompletionStage<CreateReply> create(RunRequest request, InputStream upload) {
     List<String> problems = request.problems();
     if (!problems.isEmpty()) {
       return CompletableFuture.failedFuture(new InvalidRunRequest(problems));
+    }
+    if ((request.scope() instanceof Scope.Upload) != (upload != null)) {
+      return CompletableFuture.failedFuture(
+          new InvalidRunRequest(
+              List.of(
+                  upload == null
+                      ? "an upload scope needs the uploaded CSV"
+                      : "an uploaded CSV needs the upload scope")));
     }
     return get(request.runId())
         .thenCompose(
             existing -> {
               if (existing.isPresent()) {
-                // the run exists: compare without staging the scope again
+                // the run exists: compare digests without staging the scope again (its
+                // accounts were checked for repeats when it was staged)
                 return CompletableFuture.supplyAsync(
-                        () -> scopes.read(request.scope(), batch -> {}), blocking)
+                        () -> read(request, upload, ScopeSink.digestOnly()), blocking)
                     .thenCompose(summary -> ask(request, null, summary));
               }
-              String scopeId = UUID.randomUUID().toString();
-              return CompletableFuture.supplyAsync(() -> stage(scopeId, request), blocking)
-                  .thenCompose(summary -> ask(request, scopeId, summary))
+              StagedScope staged = new StagedScope(store, UUID.randomUUID().toString());
+              return CompletableFuture.supplyAsync(() -> stage(staged, request, upload), blocking)
+                  .thenCompose(summary -> ask(request, staged.scopeId(), summary))
                   .whenComplete(
                       (reply, failure) -> {
                         if (failure != null || !(reply instanceof RunCoordinator.Created)) {
-                          CompletableFuture.runAsync(() -> store.discard(scopeId), blocking);
+                          CompletableFuture.runAsync(
+                              () -> store.discard(staged.scopeId()), blocking);
                         }
                       });
             });
   }
 
-  private ScopeSummary stage(String scopeId, RunRequest request) {
-    AtomicInteger next = new AtomicInteger();
-    ScopeSummary summary =
-        scopes.read(
-            request.scope(), batch -> store.stage(scopeId, next.getAndAdd(batch.size()), batch));
+  private ScopeSummary read(RunRequest request, InputStream upload, ScopeSink sink) {
+    return upload != null ? scopes.readUpload(upload, sink) : scopes.read(request.scope(), sink);
+  }
+
+  private ScopeSummary stage(StagedScope staged, RunRequest request, InputStream upload) {
+    ScopeSummary summary = read(request, upload, staged);
     store.refreshStatistics();
     return summary;
   }

@@ -73,7 +73,9 @@ class JournalDatabaseTest {
                 "fencekeeper.db.password", target.password()));
     JournalDatabase db = JournalDatabase.from(settings);
     assertEquals(
-        3, db.migrate(), "first start runs every migration: journal, run items, lookup index");
+        4,
+        db.migrate(),
+        "first start runs every migration: journal, run items, lookup index, unique accounts");
     assertEquals(0, db.migrate(), "a restart finds it current");
     Set<String> tables = new HashSet<>();
     Set<String> indexes = new HashSet<>();
