@@ -15,6 +15,7 @@ import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.node.FencekeeperNode;
 import io.fencekeeper.run.RunItemStore;
 import io.fencekeeper.run.RunService;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Duration;
@@ -30,6 +31,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -66,6 +68,7 @@ public final class HttpApi {
   private final ApiMetrics metrics;
   private final Map<ApiEndpoint, Handler> handlers = new EnumMap<>(ApiEndpoint.class);
   private final byte[] expectedAuthorization;
+  private final RunIntakeSettings intake;
 
   HttpApi(
       ApiSettings settings,
@@ -76,14 +79,17 @@ public final class HttpApi {
       RunItemStore queries,
       ExecutorService blocking,
       ApiMetrics metrics,
-      AtomicReference<GovernorSettings> governor) {
+      AtomicReference<GovernorSettings> governor,
+      RunIntakeSettings intake) {
     this.settings = settings;
+    this.intake = intake;
     this.metrics = metrics;
     this.expectedAuthorization = ("Bearer " + settings.apiToken()).getBytes(StandardCharsets.UTF_8);
     ItemGateway metered = new MeteredItemGateway(items, metrics, "api");
     ItemPages pages = new ItemPages(queries, metered, blocking);
     RunEndpoints run =
-        new RunEndpoints(mapper, runs, scopes, pages, governor::get, metrics, settings.maxLease());
+        new RunEndpoints(
+            mapper, runs, scopes, pages, governor::get, metrics, settings.maxLease(), intake);
     ItemEndpoints item =
         new ItemEndpoints(
             mapper, runs, metered, audit, scopes, queries, blocking, settings.maxLease());
@@ -159,7 +165,8 @@ public final class HttpApi {
                 new GovernorSettings(
                     node.settings().governor().normalCap(),
                     node.settings().governor().burstCap(),
-                    node.settings().governor().minCap())));
+                    node.settings().governor().minCap())),
+            RunIntakeSettings.fromConfig(system.settings().config()));
     CompletionStage<ServerBinding> binding =
         Http.get(system).newServerAt(settings.host(), settings.port()).bind(api.route());
     CoordinatedShutdown.get(system)
@@ -199,19 +206,29 @@ public final class HttpApi {
                 () ->
                     extractRequest(
                         request ->
-                            withSizeLimit(
-                                settings.maxBodyBytes(),
-                                () ->
-                                    extractStrictEntity(
-                                        Duration.ofSeconds(10),
-                                        settings.maxBodyBytes(),
-                                        strict ->
-                                            completeWithFuture(
-                                                respond(request, strict.getData().toArray())))))));
+                            // a text/csv POST /api/runs streams its scope: see RunUploads
+                            RunUploads.isUpload(request)
+                                ? RunUploads.route(
+                                    intake, upload -> respond(request, new byte[0], upload))
+                                : withSizeLimit(
+                                    settings.maxBodyBytes(),
+                                    () ->
+                                        extractStrictEntity(
+                                            Duration.ofSeconds(10),
+                                            settings.maxBodyBytes(),
+                                            strict ->
+                                                completeWithFuture(
+                                                    respond(
+                                                        request, strict.getData().toArray())))))));
   }
 
   /** Finds the endpoint, checks the token, runs the handler; every outcome is a response. */
   CompletionStage<HttpResponse> respond(HttpRequest request, byte[] body) {
+    return respond(request, body, null);
+  }
+
+  private CompletionStage<HttpResponse> respond(
+      HttpRequest request, byte[] body, Supplier<InputStream> upload) {
     ApiEndpoint endpoint = null;
     CompletionStage<ApiResponse> answer;
     try {
@@ -246,7 +263,7 @@ public final class HttpApi {
       if (endpoint.mutating()) {
         authorize(request);
       }
-      ApiCall call = new ApiCall(endpoint, params, query(request), body);
+      ApiCall call = new ApiCall(endpoint, params, query(request), body, upload);
       answer = handlers.get(endpoint).apply(call);
     } catch (RuntimeException e) {
       answer = CompletableFuture.failedFuture(e);

@@ -12,6 +12,8 @@ import io.fencekeeper.run.scope.Scope;
 import io.fencekeeper.run.scope.ScopeException;
 import io.fencekeeper.run.scope.ScopeRefused;
 import io.fencekeeper.run.scope.ScopeTooLarge;
+import java.io.IOException;
+import java.io.InputStream;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
@@ -22,6 +24,7 @@ import java.util.Set;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
+import org.apache.pekko.http.scaladsl.model.EntityStreamSizeException;
 
 /** The run endpoints of design §4.1: create, list, get, resume, cancel, items, claim-next. */
 final class RunEndpoints {
@@ -36,6 +39,7 @@ final class RunEndpoints {
   private final Supplier<GovernorSettings> governor;
   private final ApiMetrics metrics;
   private final Duration maxLease;
+  private final RunIntakeSettings intake;
 
   RunEndpoints(
       ObjectMapper mapper,
@@ -44,7 +48,8 @@ final class RunEndpoints {
       ItemPages pages,
       Supplier<GovernorSettings> governor,
       ApiMetrics metrics,
-      Duration maxLease) {
+      Duration maxLease,
+      RunIntakeSettings intake) {
     this.mapper = mapper;
     this.runs = runs;
     this.scopes = scopes;
@@ -52,6 +57,7 @@ final class RunEndpoints {
     this.governor = governor;
     this.metrics = metrics;
     this.maxLease = maxLease;
+    this.intake = intake;
   }
 
   private Object view(RunView run) {
@@ -59,6 +65,9 @@ final class RunEndpoints {
   }
 
   CompletionStage<ApiResponse> create(ApiCall call) {
+    if (call.upload() != null) {
+      return createFromUpload(call);
+    }
     JsonBody body = JsonBody.parse(mapper, call.body(), CREATE_FIELDS);
     String job = body.requireString("job", 128);
     LocalDate businessDate = body.requireDate("businessDate");
@@ -68,21 +77,41 @@ final class RunEndpoints {
     Scope scope = scope(body.requireObject("scope"));
     RunRequest request =
         new RunRequest(job, businessDate, scope, deadline, maxAttempts, maxFailedItems);
-    return runs.create(request)
-        .handle(
-            (reply, failure) -> {
-              if (failure != null) {
-                throw createFailure(failure);
-              }
-              if (reply instanceof RunCoordinator.Created created) {
-                return ApiResponse.json(201, view(created.run()));
-              }
-              if (reply instanceof RunCoordinator.AlreadyExists existing) {
-                return ApiResponse.ok(view(existing.run()));
-              }
-              RunCoordinator.Conflict conflict = (RunCoordinator.Conflict) reply;
-              throw new ApiError(409, "run_conflict", conflict.message());
-            });
+    return runs.create(request).handle(this::created);
+  }
+
+  /** {@code text/csv}: parameters from the query, accounts streamed from the body. */
+  private CompletionStage<ApiResponse> createFromUpload(ApiCall call) {
+    if (call.body().length > 0) {
+      throw new IllegalStateException("an upload's body is a stream");
+    }
+    RunRequest request = RunUploads.request(call.query());
+    InputStream upload = call.upload().get();
+    return runs.create(request, upload)
+        .whenComplete((reply, failure) -> closeQuietly(upload))
+        .handle(this::created);
+  }
+
+  private ApiResponse created(RunCoordinator.CreateReply reply, Throwable failure) {
+    if (failure != null) {
+      throw createFailure(failure);
+    }
+    if (reply instanceof RunCoordinator.Created created) {
+      return ApiResponse.json(201, view(created.run()));
+    }
+    if (reply instanceof RunCoordinator.AlreadyExists existing) {
+      return ApiResponse.ok(view(existing.run()));
+    }
+    RunCoordinator.Conflict conflict = (RunCoordinator.Conflict) reply;
+    throw new ApiError(409, "run_conflict", conflict.message());
+  }
+
+  private static void closeQuietly(InputStream upload) {
+    try {
+      upload.close(); // cancels what the client has not sent yet
+    } catch (IOException e) {
+      // nothing more to read either way
+    }
   }
 
   private Scope scope(JsonNode node) {
@@ -108,8 +137,18 @@ final class RunEndpoints {
     }
   }
 
-  private static RuntimeException createFailure(Throwable failure) {
+  private RuntimeException createFailure(Throwable failure) {
     Throwable cause = unwrap(failure);
+    for (Throwable c = cause; c != null; c = c.getCause()) {
+      if (c instanceof EntityStreamSizeException) {
+        return new ApiError(
+            413,
+            "body_too_large",
+            "the upload exceeds "
+                + intake.maxUploadBytes()
+                + " bytes (fencekeeper.http.max-upload-bytes)");
+      }
+    }
     if (cause instanceof RunService.InvalidRunRequest invalid) {
       return new ApiError(
           422, "invalid_run", invalid.getMessage(), Map.of("problems", invalid.problems()));

@@ -39,7 +39,9 @@ import picocli.CommandLine.Option;
  */
 @Command(
     name = "run",
-    description = "Run one nightly job for one business date on an embedded node and report.")
+    description =
+        "Run one nightly job for one business date on an embedded node, or upload it to a"
+            + " running node with --url, and report.")
 public final class RunCommand implements Callable<Integer> {
 
   @Option(names = "--job", required = true, description = "job name, e.g. payment-reconciliation")
@@ -86,9 +88,33 @@ public final class RunCommand implements Callable<Integer> {
       description = "HOCON file (default: the bundled conf/fencekeeper.conf)")
   Path config;
 
+  @Option(
+      names = "--url",
+      description =
+          "a running node's HTTP API: upload --accounts to it (POST /api/runs, text/csv) and"
+              + " watch the run there instead of starting an embedded node")
+  URI url;
+
+  @Option(
+      names = "--token",
+      defaultValue = "${FENCEKEEPER_API_TOKEN:-}",
+      description = "bearer token for --url (default: $FENCEKEEPER_API_TOKEN)")
+  String token;
+
   @Override
   public Integer call() throws Exception {
     PrintStream out = System.out;
+    if (url != null) {
+      return new RemoteRun(url, token, out, System.err)
+          .run(
+              job,
+              date,
+              accounts,
+              Optional.ofNullable(deadline),
+              Instant.now().plus(deadlineIn),
+              maxAttempts,
+              maxFailedItems);
+    }
     Map<String, Object> overrides = new HashMap<>();
     // the embedded run is a cluster of one: any free remoting port
     overrides.put("pekko.remote.artery.canonical.port", 0);
@@ -194,7 +220,7 @@ public final class RunCommand implements Callable<Integer> {
     return runs.get(runId).toCompletableFuture().get(30, TimeUnit.SECONDS);
   }
 
-  private static void report(PrintStream out, RunView run, double seconds, SimProviderServer sim) {
+  static void report(PrintStream out, RunView run, double seconds, SimProviderServer sim) {
     out.println();
     out.println("run " + run.runId() + ": " + run.state());
     if (run.endReason() != null) {
