@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fencekeeper.item.WorkItem;
+import io.fencekeeper.run.CreateOutcome;
 import io.fencekeeper.run.RunCoordinator;
 import io.fencekeeper.run.RunRequest;
 import io.fencekeeper.run.RunService;
@@ -77,7 +78,7 @@ final class RunEndpoints {
     Scope scope = scope(body.requireObject("scope"));
     RunRequest request =
         new RunRequest(job, businessDate, scope, deadline, maxAttempts, maxFailedItems);
-    return runs.create(request).handle(this::created);
+    return runs.create(request, null, intake.createWait()).handle(this::created);
   }
 
   /** {@code text/csv}: parameters from the query, accounts streamed from the body. */
@@ -87,15 +88,23 @@ final class RunEndpoints {
     }
     RunRequest request = RunUploads.request(call.query());
     InputStream upload = call.upload().get();
-    return runs.create(request, upload)
-        .whenComplete((reply, failure) -> closeQuietly(upload))
+    return runs.create(request, upload, intake.createWait())
+        .whenComplete((outcome, failure) -> closeQuietly(upload))
         .handle(this::created);
   }
 
-  private ApiResponse created(RunCoordinator.CreateReply reply, Throwable failure) {
+  /**
+   * 201 created, 200 the same run again, 202 still STAGING (the client polls {@code GET
+   * /api/runs/{runId}} or sends the same create again, which joins the staging), 409 a conflict.
+   */
+  private ApiResponse created(CreateOutcome outcome, Throwable failure) {
     if (failure != null) {
       throw createFailure(failure);
     }
+    if (outcome instanceof CreateOutcome.StillStaging staging) {
+      return ApiResponse.json(202, view(staging.run()));
+    }
+    RunCoordinator.CreateReply reply = ((CreateOutcome.Answered) outcome).reply();
     if (reply instanceof RunCoordinator.Created created) {
       return ApiResponse.json(201, view(created.run()));
     }

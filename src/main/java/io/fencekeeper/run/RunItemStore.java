@@ -48,6 +48,11 @@ public final class RunItemStore implements AutoCloseable {
     this.dataSource = new HikariDataSource(config);
   }
 
+  /** The pool, for the other run tables written while staging ({@link StagingTable}). */
+  javax.sql.DataSource dataSource() {
+    return dataSource;
+  }
+
   /** Appends a batch of the scope, numbering from {@code firstSeq}. */
   public void stage(String scopeId, int firstSeq, List<AccountCursor> accounts) {
     String sql =

@@ -8,7 +8,6 @@ import io.fencekeeper.run.RunCoordinator.ControlReply;
 import io.fencekeeper.run.RunCoordinator.CreateReply;
 import io.fencekeeper.run.scope.Scope;
 import io.fencekeeper.run.scope.ScopeReader;
-import io.fencekeeper.run.scope.ScopeSink;
 import io.fencekeeper.run.scope.ScopeSummary;
 import io.fencekeeper.worker.AttemptResult;
 import java.io.InputStream;
@@ -16,10 +15,11 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
@@ -53,6 +53,11 @@ public final class RunService {
   private final Executor blocking;
   private final Duration askTimeout;
   private final ItemGateway items;
+  private final StagingTable stagingTable;
+  private final RunStaging staging;
+
+  /** {@link #create(RunRequest)} waits for staging to end, however long a scope takes. */
+  private static final Duration WAIT_TO_THE_END = Duration.ofDays(365);
 
   public RunService(
       ActorSystem<?> system,
@@ -69,11 +74,43 @@ public final class RunService {
     this.scopes = scopes;
     this.blocking = blocking;
     this.askTimeout = askTimeout;
+    this.stagingTable = new StagingTable(store.dataSource());
+    this.staging =
+        new RunStaging(
+            store,
+            stagingTable,
+            scopes,
+            new RunStaging.Coordinator() {
+              @Override
+              public CompletionStage<Optional<RunView>> get(String runId) {
+                return known(runId);
+              }
+
+              @Override
+              public CompletionStage<CreateReply> create(
+                  RunRequest request, String scopeId, ScopeSummary summary) {
+                return ask(request, scopeId, summary);
+              }
+            },
+            // staging a scope holds a thread for as long as the scope takes to read: its own
+            // threads, so that the dispatchers' page reads never queue behind it
+            Executors.newCachedThreadPool(daemon("fencekeeper-scope-staging")),
+            Executors.newSingleThreadScheduledExecutor(daemon("fencekeeper-staging-timer")),
+            system.address().toString());
+  }
+
+  private static ThreadFactory daemon(String name) {
+    return runnable -> {
+      Thread thread = new Thread(runnable, name);
+      thread.setDaemon(true);
+      return thread;
+    };
   }
 
   /**
-   * Creates the run or answers the existing one. Fails with {@link InvalidRunRequest} or a {@code
-   * ScopeException} (naming the bad rows) when the input is wrong; nothing is created then.
+   * Creates the run or answers the existing one, however long staging takes. Fails with {@link
+   * InvalidRunRequest} or a {@code ScopeException} (naming the bad rows) when the input is wrong;
+   * nothing is created then.
    */
   public CompletionStage<CreateReply> create(RunRequest request) {
     return create(request, null);
@@ -85,49 +122,37 @@ public final class RunService {
    * never held whole. The caller closes the stream.
    */
   public CompletionStage<CreateReply> create(RunRequest request, InputStream upload) {
-    List<String> problems = request.problems();
-    if (!problems.isEmpty()) {
-      return CompletableFuture.failedFuture(new InvalidRunRequest(problems));
-    }
-    if ((request.scope() instanceof Scope.Upload) != (upload != null)) {
-      return CompletableFuture.failedFuture(
-          new InvalidRunRequest(
-              List.of(
-                  upload == null
-                      ? "an upload scope needs the uploaded CSV"
-                      : "an uploaded CSV needs the upload scope")));
-    }
-    return get(request.runId())
-        .thenCompose(
-            existing -> {
-              if (existing.isPresent()) {
-                // the run exists: compare digests without staging the scope again (its
-                // accounts were checked for repeats when it was staged)
-                return CompletableFuture.supplyAsync(
-                        () -> read(request, upload, ScopeSink.digestOnly()), blocking)
-                    .thenCompose(summary -> ask(request, null, summary));
+    return create(request, upload, WAIT_TO_THE_END)
+        .thenApply(
+            outcome -> {
+              if (outcome instanceof CreateOutcome.Answered answered) {
+                return answered.reply();
               }
-              StagedScope staged = new StagedScope(store, UUID.randomUUID().toString());
-              return CompletableFuture.supplyAsync(() -> stage(staged, request, upload), blocking)
-                  .thenCompose(summary -> ask(request, staged.scopeId(), summary))
-                  .whenComplete(
-                      (reply, failure) -> {
-                        if (failure != null || !(reply instanceof RunCoordinator.Created)) {
-                          CompletableFuture.runAsync(
-                              () -> store.discard(staged.scopeId()), blocking);
-                        }
-                      });
+              throw new IllegalStateException(
+                  "run " + request.runId() + " is still staging after " + WAIT_TO_THE_END);
             });
   }
 
-  private ScopeSummary read(RunRequest request, InputStream upload, ScopeSink sink) {
-    return upload != null ? scopes.readUpload(upload, sink) : scopes.read(request.scope(), sink);
-  }
-
-  private ScopeSummary stage(StagedScope staged, RunRequest request, InputStream upload) {
-    ScopeSummary summary = read(request, upload, staged);
-    store.refreshStatistics();
-    return summary;
+  /**
+   * Creates the run (or answers the existing one) if that takes at most {@code patience}; otherwise
+   * answers it STAGING while staging goes on. A create of the same request while one is staging, on
+   * any node, joins it instead of staging a second copy. {@code upload} is the CSV of a {@link
+   * Scope.Upload} request, else null; the caller closes it.
+   */
+  public CompletionStage<CreateOutcome> create(
+      RunRequest request, InputStream upload, Duration patience) {
+    List<String> problems = request.problems();
+    if ((request.scope() instanceof Scope.Upload) != (upload != null)) {
+      problems = new java.util.ArrayList<>(problems);
+      problems.add(
+          upload == null
+              ? "an upload scope needs the uploaded CSV"
+              : "an uploaded CSV needs the upload scope");
+    }
+    if (!problems.isEmpty()) {
+      return CompletableFuture.failedFuture(new InvalidRunRequest(problems));
+    }
+    return staging.create(request, upload, patience);
   }
 
   private CompletionStage<CreateReply> ask(
@@ -218,7 +243,21 @@ public final class RunService {
     return new AttemptResult.Abandoned("claim answered " + reply);
   }
 
+  /**
+   * The run as the coordinator knows it or, before that, as it is being staged (STAGING, or FAILED
+   * with the reason when staging failed after the client was told STAGING).
+   */
   public CompletionStage<Optional<RunView>> get(String runId) {
+    return known(runId)
+        .thenCompose(
+            run ->
+                run.isPresent()
+                    ? CompletableFuture.completedFuture(run)
+                    : CompletableFuture.supplyAsync(
+                        () -> stagingTable.find(runId).map(RunStaging::view), blocking));
+  }
+
+  private CompletionStage<Optional<RunView>> known(String runId) {
     return Stages.on(
             AskPattern.<RunCoordinator.Command, RunCoordinator.RunLookup>ask(
                 coordinator,
@@ -229,12 +268,27 @@ public final class RunService {
         .thenApply(lookup -> Optional.ofNullable(lookup.run()));
   }
 
+  /** Every run the coordinator knows, then the runs still being staged. */
   public CompletionStage<List<RunView>> list() {
     return Stages.on(
             AskPattern.<RunCoordinator.Command, RunCoordinator.RunList>ask(
                 coordinator, RunCoordinator.ListRuns::new, askTimeout, system.scheduler()),
             system.executionContext())
-        .thenApply(RunCoordinator.RunList::runs);
+        .thenApply(RunCoordinator.RunList::runs)
+        .thenCompose(
+            runs ->
+                CompletableFuture.supplyAsync(
+                    () -> {
+                      java.util.Set<String> known = new java.util.HashSet<>();
+                      runs.forEach(run -> known.add(run.runId()));
+                      List<RunView> all = new java.util.ArrayList<>(runs);
+                      stagingTable.all().stream()
+                          .filter(row -> !known.contains(row.runId()))
+                          .map(RunStaging::view)
+                          .forEach(all::add);
+                      return all;
+                    },
+                    blocking));
   }
 
   public CompletionStage<ControlReply> resume(String runId, Instant newDeadline) {
