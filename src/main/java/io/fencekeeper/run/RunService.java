@@ -19,7 +19,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
@@ -95,8 +97,18 @@ public final class RunService {
             // staging a scope holds a thread for as long as the scope takes to read: its own
             // threads, so that the dispatchers' page reads never queue behind it
             Executors.newCachedThreadPool(daemon("fencekeeper-scope-staging")),
-            Executors.newSingleThreadScheduledExecutor(daemon("fencekeeper-staging-timer")),
+            idleTimers(),
             system.address().toString());
+  }
+
+  /** Heartbeats and patience timers; its thread ends when no staging needs it. */
+  private static ScheduledThreadPoolExecutor idleTimers() {
+    ScheduledThreadPoolExecutor timers =
+        new ScheduledThreadPoolExecutor(1, daemon("fencekeeper-staging-timer"));
+    timers.setKeepAliveTime(30, TimeUnit.SECONDS);
+    timers.allowCoreThreadTimeOut(true);
+    timers.setRemoveOnCancelPolicy(true);
+    return timers;
   }
 
   private static ThreadFactory daemon(String name) {

@@ -45,10 +45,6 @@ public final class ScopeReader {
     }
   }
 
-  public ScopeSettings settings() {
-    return settings;
-  }
-
   /**
    * Streams a scope the node reads itself (inline, a CSV file in the scope directory, a SQL query)
    * to {@code sink} in order, in batches of at most the batch size.
