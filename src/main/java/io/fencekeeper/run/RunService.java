@@ -266,7 +266,7 @@ public final class RunService {
                 run.isPresent()
                     ? CompletableFuture.completedFuture(run)
                     : CompletableFuture.supplyAsync(
-                        () -> stagingTable.find(runId).map(RunStaging::view), blocking));
+                        () -> stagingTable.find(runId).map(StagingRows::view), blocking));
   }
 
   private CompletionStage<Optional<RunView>> known(String runId) {
@@ -296,7 +296,7 @@ public final class RunService {
                       List<RunView> all = new java.util.ArrayList<>(runs);
                       stagingTable.all().stream()
                           .filter(row -> !known.contains(row.runId()))
-                          .map(RunStaging::view)
+                          .map(StagingRows::view)
                           .forEach(all::add);
                       return all;
                     },

@@ -5,12 +5,8 @@ import io.fencekeeper.run.scope.ScopeReader;
 import io.fencekeeper.run.scope.ScopeSink;
 import io.fencekeeper.run.scope.ScopeSummary;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -20,7 +16,6 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -115,8 +110,8 @@ final class RunStaging {
 
   private CompletionStage<CreateOutcome> stageOrJoin(
       RunRequest request, InputStream upload, Optional<StagingTable.Row> row, Duration patience) {
-    String digest = requestDigest(request);
-    if (row.isPresent() && isLive(row.get())) {
+    String digest = StagingRows.requestDigest(request);
+    if (row.isPresent() && StagingRows.isLive(row.get())) {
       StagingTable.Row live = row.get();
       if (!live.requestDigest().equals(digest)) {
         return CompletableFuture.completedFuture(
@@ -125,14 +120,19 @@ final class RunStaging {
                     "run "
                         + request.runId()
                         + " is being staged with different parameters: "
-                        + String.join(", ", differences(live, request)),
-                    view(live))));
+                        + String.join(", ", StagingRows.differences(live, request)),
+                    StagingRows.view(live))));
       }
       return join(request, upload, patience);
     }
     StagingTable.Claim claim =
         new StagingTable.Claim(
-            request.runId(), UUID.randomUUID().toString(), digest, request, kind(request), node);
+            request.runId(),
+            UUID.randomUUID().toString(),
+            digest,
+            request,
+            StagingRows.kind(request),
+            node);
     return CompletableFuture.supplyAsync(
             () -> row.isEmpty() ? table.insert(claim) : table.takeOver(row.get().scopeId(), claim),
             staging)
@@ -189,7 +189,7 @@ final class RunStaging {
               return CompletableFuture.supplyAsync(() -> table.find(request.runId()), staging)
                   .thenCompose(
                       row -> {
-                        if (row.isEmpty() || !isLive(row.get())) {
+                        if (row.isEmpty() || !StagingRows.isLive(row.get())) {
                           if (uploaded != null) {
                             // this body is read (digest only): it cannot be staged any more
                             return CompletableFuture.completedFuture(
@@ -199,7 +199,11 @@ final class RunStaging {
                                             + request.runId()
                                             + ": the staging this upload waited for ended"
                                             + " without a run"
-                                            + row.map(r -> " (" + view(r).endReason() + ")")
+                                            + row.map(
+                                                    r ->
+                                                        " ("
+                                                            + StagingRows.view(r).endReason()
+                                                            + ")")
                                                 .orElse("")
                                             + "; upload again",
                                         null)));
@@ -212,7 +216,7 @@ final class RunStaging {
                         }
                         if (System.nanoTime() >= deadline) {
                           return CompletableFuture.completedFuture(
-                              new CreateOutcome.StillStaging(view(row.get())));
+                              new CreateOutcome.StillStaging(StagingRows.view(row.get())));
                         }
                         return later(() -> awaitOther(request, uploaded, deadline));
                       });
@@ -292,7 +296,7 @@ final class RunStaging {
                 if (attempt.announceStaging(done)) {
                   outcome.complete(
                       new CreateOutcome.StillStaging(
-                          stagingView(request, started, scope.staged())));
+                          StagingRows.stagingView(request, started, scope.staged())));
                 }
               },
               patience.toNanos(),
@@ -367,136 +371,6 @@ final class RunStaging {
         JOIN_POLL.toMillis(),
         TimeUnit.MILLISECONDS);
     return result;
-  }
-
-  // --- the staging run as the API shows it ---------------------------------------------------
-
-  static boolean isLive(StagingTable.Row row) {
-    return StagingTable.STAGING.equals(row.state())
-        && row.heartbeatAge().compareTo(ABANDONED_AFTER) < 0;
-  }
-
-  /** A run the coordinator does not know yet, from its staging row. */
-  static RunView view(StagingTable.Row row) {
-    boolean failed = StagingTable.FAILED.equals(row.state());
-    String reason =
-        failed
-            ? "scope staging failed: " + row.failure()
-            : isLive(row)
-                ? null
-                : "scope staging abandoned: no heartbeat from "
-                    + row.node()
-                    + " since "
-                    + row.updatedAt()
-                    + "; create the run again";
-    return new RunView(
-        row.runId(),
-        row.job(),
-        row.businessDate(),
-        failed ? RunState.FAILED : RunState.STAGING,
-        row.startedAt(),
-        Instant.parse(row.deadline()),
-        failed ? row.updatedAt() : null,
-        reason,
-        row.maxAttempts(),
-        row.maxFailedItems(),
-        0,
-        new Counts(row.rowsStaged(), 0, 0, 0, 0, 0),
-        0,
-        0,
-        null,
-        0,
-        0,
-        0,
-        0,
-        null);
-  }
-
-  private static RunView stagingView(RunRequest request, Instant started, long staged) {
-    return new RunView(
-        request.runId(),
-        request.job(),
-        request.businessDate().toString(),
-        RunState.STAGING,
-        started,
-        request.deadline(),
-        null,
-        null,
-        request.maxAttempts(),
-        request.maxFailedItems(),
-        0,
-        new Counts(staged, 0, 0, 0, 0, 0),
-        0,
-        0,
-        null,
-        0,
-        0,
-        0,
-        0,
-        null);
-  }
-
-  /**
-   * The request's identity before its scope is read: every parameter and the scope's description
-   * (inline accounts, file path, query; for an upload only that it is one). Two creates with the
-   * same digest are the same create.
-   */
-  static String requestDigest(RunRequest request) {
-    MessageDigest digest;
-    try {
-      digest = MessageDigest.getInstance("SHA-256");
-    } catch (java.security.NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-256 is part of every JDK", e);
-    }
-    Function<String, byte[]> utf8 = s -> (s + "\n").getBytes(StandardCharsets.UTF_8);
-    digest.update(utf8.apply(request.job()));
-    digest.update(utf8.apply(request.businessDate().toString()));
-    digest.update(utf8.apply(request.deadline().toString()));
-    digest.update(utf8.apply(Integer.toString(request.maxAttempts())));
-    digest.update(utf8.apply(Integer.toString(request.maxFailedItems())));
-    Scope scope = request.scope();
-    digest.update(utf8.apply(kind(request)));
-    if (scope instanceof Scope.Csv csv) {
-      digest.update(utf8.apply(csv.path()));
-    } else if (scope instanceof Scope.Sql sql) {
-      digest.update(utf8.apply(sql.query()));
-    } else if (scope instanceof Scope.Inline inline) {
-      inline.accounts().forEach(a -> digest.update(utf8.apply(a.toString())));
-    }
-    return HexFormat.of().formatHex(digest.digest());
-  }
-
-  private static String kind(RunRequest request) {
-    Scope scope = request.scope();
-    if (scope instanceof Scope.Csv) {
-      return "csv";
-    } else if (scope instanceof Scope.Sql) {
-      return "sql";
-    } else if (scope instanceof Scope.Inline) {
-      return "inline";
-    }
-    return "upload";
-  }
-
-  private static List<String> differences(StagingTable.Row row, RunRequest request) {
-    List<String> differences = new ArrayList<>();
-    if (!row.scopeKind().equals(kind(request))) {
-      differences.add("scope (" + row.scopeKind() + " vs " + kind(request) + ")");
-    }
-    if (!row.deadline().equals(request.deadline().toString())) {
-      differences.add("deadline (" + row.deadline() + " vs " + request.deadline() + ")");
-    }
-    if (row.maxAttempts() != request.maxAttempts()) {
-      differences.add("maxAttempts (" + row.maxAttempts() + " vs " + request.maxAttempts() + ")");
-    }
-    if (row.maxFailedItems() != request.maxFailedItems()) {
-      differences.add(
-          "maxFailedItems (" + row.maxFailedItems() + " vs " + request.maxFailedItems() + ")");
-    }
-    if (differences.isEmpty()) {
-      differences.add("scope");
-    }
-    return differences;
   }
 
   private static String reason(Throwable failure) {
