@@ -10,6 +10,7 @@ import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.scope.Scope;
 import java.io.BufferedWriter;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -134,12 +135,14 @@ final class FencekeeperBench {
         new RunRequest(
             job,
             BUSINESS_DATE,
-            new Scope.Csv(scope.toString()),
+            new Scope.Upload(),
             Instant.now().plus(Duration.ofHours(6)),
             5,
             items);
-    RunCoordinator.CreateReply reply =
-        node.runs().create(request).toCompletableFuture().get(30, TimeUnit.MINUTES);
+    RunCoordinator.CreateReply reply;
+    try (InputStream upload = Files.newInputStream(scope)) {
+      reply = node.runs().create(request, upload).toCompletableFuture().get(30, TimeUnit.MINUTES);
+    }
     if (!(reply instanceof RunCoordinator.Created created)) {
       throw new IllegalStateException("bench run not created: " + reply);
     }

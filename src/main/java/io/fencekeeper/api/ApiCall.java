@@ -1,13 +1,23 @@
 package io.fencekeeper.api;
 
+import java.io.InputStream;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * One request as the endpoint handlers see it: the matched endpoint, its path parameters
- * (percent-decoded, one segment each), the query and the body bytes (already size-limited).
+ * (percent-decoded, one segment each), the query and the body bytes (already size-limited); for a
+ * {@code text/csv} upload ({@link RunUploads}) the body is not read whole but opened as a stream,
+ * and {@code upload} is not null. {@code role} is what the caller may do ({@link ApiAuth}).
  */
-record ApiCall(ApiEndpoint endpoint, List<String> params, Map<String, String> query, byte[] body) {
+record ApiCall(
+    ApiEndpoint endpoint,
+    List<String> params,
+    Map<String, String> query,
+    byte[] body,
+    Supplier<InputStream> upload,
+    ApiAuth.Role role) {
 
   String param(int index) {
     return params.get(index);

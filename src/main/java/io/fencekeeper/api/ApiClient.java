@@ -7,9 +7,13 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 
-/** A small client of a node's HTTP API for the {@code status} and {@code audit} commands. */
+/**
+ * A small client of a node's HTTP API for the {@code status}, {@code audit} and {@code run}
+ * commands.
+ */
 public final class ApiClient {
 
   /** One answer: the status and the body as text. */
@@ -29,6 +33,29 @@ public final class ApiClient {
   /** An id with '/' as one percent-encoded path segment. */
   public static String segment(String id) {
     return URLEncoder.encode(id, StandardCharsets.UTF_8).replace("+", "%20");
+  }
+
+  /**
+   * Uploads a file as the body ({@code POST}), streamed from disk; no request timeout, because the
+   * node answers once it has staged the whole file.
+   */
+  public Answer upload(String pathAndQuery, String contentType, Path file)
+      throws IOException, InterruptedException {
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(URI.create(base + pathAndQuery))
+            .header("Content-Type", contentType)
+            .POST(HttpRequest.BodyPublishers.ofFile(file));
+    if (!token.isEmpty()) {
+      request.header("Authorization", "Bearer " + token);
+    }
+    HttpResponse<String> response =
+        http.send(request.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+    return new Answer(response.statusCode(), response.body());
+  }
+
+  /** A query parameter value, percent-encoded. */
+  public static String param(String value) {
+    return URLEncoder.encode(value, StandardCharsets.UTF_8);
   }
 
   public Answer get(String path) throws IOException, InterruptedException {

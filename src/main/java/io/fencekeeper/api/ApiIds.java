@@ -3,6 +3,7 @@ package io.fencekeeper.api;
 import io.fencekeeper.item.ItemId;
 import java.time.LocalDate;
 import java.time.format.DateTimeParseException;
+import java.util.Map;
 
 /** Run and item ids from a path segment; a bad id is a 400 that names the parameter. */
 final class ApiIds {
@@ -41,5 +42,23 @@ final class ApiIds {
   /** Echoing input back is useful up to a point; a 60 KiB id is not. */
   static String abbreviate(String text) {
     return text.length() <= 300 ? text : text.substring(0, 300) + "...";
+  }
+
+  /** A whole-number query parameter between {@code min} and {@code max}, or {@code dflt}. */
+  static long longParam(Map<String, String> query, String name, long min, long max, long dflt) {
+    String value = query.get(name);
+    if (value == null || value.isEmpty()) {
+      return dflt;
+    }
+    long n;
+    try {
+      n = Long.parseLong(value);
+    } catch (NumberFormatException e) {
+      throw ApiError.badRequest(name, name + " must be a whole number");
+    }
+    if (n < min || n > max) {
+      throw ApiError.badRequest(name, name + " must be between " + min + " and " + max);
+    }
+    return n;
   }
 }

@@ -98,7 +98,7 @@ final class ApiViews {
 
   /** An item's journal: every event with its sequence number, time, type and fields. */
   static Map<String, Object> audit(
-      ObjectMapper mapper, ItemId itemId, List<ItemAudit.Entry> trail) {
+      ObjectMapper mapper, ItemId itemId, List<ItemAudit.Entry> trail, int limit) {
     List<Map<String, Object>> events =
         trail.stream()
             .map(
@@ -116,6 +116,10 @@ final class ApiViews {
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("itemId", itemId.value());
     body.put("events", events);
+    if (trail.size() == limit) {
+      // a full page: more may follow after the last one
+      body.put("next", trail.get(trail.size() - 1).sequenceNr());
+    }
     return body;
   }
 }

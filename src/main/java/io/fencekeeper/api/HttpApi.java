@@ -14,6 +14,7 @@ import io.fencekeeper.node.FencekeeperNode;
 import io.fencekeeper.run.RunItemStore;
 import io.fencekeeper.run.RunService;
 import io.fencekeeper.run.governor.GovernorSettings;
+import java.io.InputStream;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Map;
@@ -22,6 +23,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -48,6 +50,7 @@ public final class HttpApi {
   private final ApiRouter router;
   private final ApiAuth auth;
   private final ApiErrors errors;
+  private final RunIntakeSettings intake;
 
   HttpApi(
       ApiSettings settings,
@@ -57,16 +60,18 @@ public final class HttpApi {
       RunItemStore queries,
       ExecutorService blocking,
       ApiMetrics metrics,
-      AtomicReference<GovernorSettings> governor) {
+      AtomicReference<GovernorSettings> governor,
+      RunIntakeSettings intake) {
     ObjectMapper mapper = ApiJson.mapper();
     this.settings = settings;
+    this.intake = intake;
     this.metrics = metrics;
     this.auth = new ApiAuth(settings);
     this.errors = new ApiErrors(mapper, settings.maxBodyBytes());
     ItemGateway metered = new MeteredItemGateway(items, metrics, "api");
     ItemPages pages = new ItemPages(queries, metered, blocking);
     RunEndpoints run =
-        new RunEndpoints(mapper, runs, pages, governor::get, metrics, settings.maxLease());
+        new RunEndpoints(mapper, runs, pages, governor::get, metrics, settings.maxLease(), intake);
     ItemEndpoints item =
         new ItemEndpoints(mapper, runs, metered, audit, queries, blocking, settings.maxLease());
     OpsEndpoints ops = new OpsEndpoints(mapper, runs, metrics, governor);
@@ -133,7 +138,8 @@ public final class HttpApi {
             blocking,
             metrics,
             // the node's configured caps until the coordinator's (PUT /api/governor) are read
-            new AtomicReference<>(node.settings().governor()));
+            new AtomicReference<>(node.settings().governor()),
+            RunIntakeSettings.fromConfig(system.settings().config()));
     CompletionStage<ServerBinding> binding =
         Http.get(system).newServerAt(settings.host(), settings.port()).bind(api.route());
     CoordinatedShutdown.get(system)
@@ -156,7 +162,7 @@ public final class HttpApi {
                 "HTTP API listening on {} ({})",
                 bound.localAddress(),
                 settings.tokenRequired()
-                    ? "bearer token required for mutations"
+                    ? "bearer token required on every call"
                     : "loopback, no token");
           } else {
             blocking.shutdown();
@@ -173,26 +179,37 @@ public final class HttpApi {
                 () ->
                     extractRequest(
                         request ->
-                            withSizeLimit(
-                                settings.maxBodyBytes(),
-                                () ->
-                                    extractStrictEntity(
-                                        Duration.ofSeconds(10),
-                                        settings.maxBodyBytes(),
-                                        strict ->
-                                            completeWithFuture(
-                                                respond(request, strict.getData().toArray())))))));
+                            // a text/csv POST /api/runs streams its scope: see RunUploads
+                            RunUploads.isUpload(request)
+                                ? RunUploads.route(
+                                    intake, upload -> respond(request, new byte[0], upload))
+                                : withSizeLimit(
+                                    settings.maxBodyBytes(),
+                                    () ->
+                                        extractStrictEntity(
+                                            Duration.ofSeconds(10),
+                                            settings.maxBodyBytes(),
+                                            strict ->
+                                                completeWithFuture(
+                                                    respond(
+                                                        request, strict.getData().toArray())))))));
   }
 
   /** Finds the endpoint, checks the caller, runs the handler; every outcome is a response. */
   CompletionStage<HttpResponse> respond(HttpRequest request, byte[] body) {
+    return respond(request, body, null);
+  }
+
+  private CompletionStage<HttpResponse> respond(
+      HttpRequest request, byte[] body, Supplier<InputStream> upload) {
     ApiEndpoint endpoint = null;
     CompletionStage<ApiResponse> answer;
     try {
       ApiRouter.Match match = router.match(request);
       endpoint = match.endpoint();
-      auth.authorize(request, endpoint);
-      ApiCall call = new ApiCall(endpoint, match.params(), ApiRouter.query(request), body);
+      ApiAuth.Role role = auth.authorize(request, endpoint, upload != null);
+      ApiCall call =
+          new ApiCall(endpoint, match.params(), ApiRouter.query(request), body, upload, role);
       answer = router.handler(endpoint).apply(call);
     } catch (RuntimeException e) {
       answer = CompletableFuture.failedFuture(e);

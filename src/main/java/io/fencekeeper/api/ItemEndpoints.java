@@ -96,12 +96,22 @@ final class ItemEndpoints {
     return command(call, run -> items.get(id), id);
   }
 
+  /** The journal a page at a time: an item's trail can be long (every rejection is in it). */
   CompletionStage<ApiResponse> audit(ApiCall call) {
     ItemId id = ApiIds.itemId(call.param(0));
+    for (String name : call.query().keySet()) {
+      if (!name.equals("limit") && !name.equals("after")) {
+        throw ApiError.badRequest(name, "unknown query parameter '" + name + "'");
+      }
+    }
+    int limit = (int) ApiIds.longParam(call.query(), "limit", 1, MAX_AUDIT_PAGE, 200);
+    long after = ApiIds.longParam(call.query(), "after", 0, Long.MAX_VALUE - 1, 0);
     return requireKnown(id)
-        .thenCompose(run -> audit.trail(id))
-        .thenApply(trail -> ApiResponse.ok(ApiViews.audit(mapper, id, trail)));
+        .thenCompose(run -> audit.page(id, after, limit))
+        .thenApply(trail -> ApiResponse.ok(ApiViews.audit(mapper, id, trail, limit)));
   }
+
+  static final int MAX_AUDIT_PAGE = 1000;
 
   CompletionStage<ApiResponse> retry(ApiCall call) {
     ItemId id = ApiIds.itemId(call.param(0));

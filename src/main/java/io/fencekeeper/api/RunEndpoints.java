@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fencekeeper.item.WorkItem;
+import io.fencekeeper.run.CreateOutcome;
 import io.fencekeeper.run.RunCoordinator;
 import io.fencekeeper.run.RunRequest;
 import io.fencekeeper.run.RunService;
@@ -11,6 +12,10 @@ import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.governor.GovernorSettings;
 import io.fencekeeper.run.scope.Scope;
 import io.fencekeeper.run.scope.ScopeException;
+import io.fencekeeper.run.scope.ScopeRefused;
+import io.fencekeeper.run.scope.ScopeTooLarge;
+import java.io.IOException;
+import java.io.InputStream;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
@@ -21,6 +26,7 @@ import java.util.Set;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
+import org.apache.pekko.http.scaladsl.model.EntityStreamSizeException;
 
 /**
  * The run endpoints of docs/design.md, "HTTP API": create, list, get, resume, cancel, items,
@@ -37,6 +43,7 @@ final class RunEndpoints {
   private final Supplier<GovernorSettings> governor;
   private final ApiMetrics metrics;
   private final Duration maxLease;
+  private final RunIntakeSettings intake;
 
   RunEndpoints(
       ObjectMapper mapper,
@@ -44,13 +51,15 @@ final class RunEndpoints {
       ItemPages pages,
       Supplier<GovernorSettings> governor,
       ApiMetrics metrics,
-      Duration maxLease) {
+      Duration maxLease,
+      RunIntakeSettings intake) {
     this.mapper = mapper;
     this.runs = runs;
     this.pages = pages;
     this.governor = governor;
     this.metrics = metrics;
     this.maxLease = maxLease;
+    this.intake = intake;
   }
 
   private Object view(RunView run) {
@@ -58,6 +67,9 @@ final class RunEndpoints {
   }
 
   CompletionStage<ApiResponse> create(ApiCall call) {
+    if (call.upload() != null) {
+      return createFromUpload(call);
+    }
     JsonBody body = JsonBody.parse(mapper, call.body(), CREATE_FIELDS);
     String job = body.requireString("job", 128);
     LocalDate businessDate = body.requireDate("businessDate");
@@ -67,21 +79,49 @@ final class RunEndpoints {
     Scope scope = scope(body.requireObject("scope"));
     RunRequest request =
         new RunRequest(job, businessDate, scope, deadline, maxAttempts, maxFailedItems);
-    return runs.create(request)
-        .handle(
-            (reply, failure) -> {
-              if (failure != null) {
-                throw createFailure(failure);
-              }
-              if (reply instanceof RunCoordinator.Created created) {
-                return ApiResponse.json(201, view(created.run()));
-              }
-              if (reply instanceof RunCoordinator.AlreadyExists existing) {
-                return ApiResponse.ok(view(existing.run()));
-              }
-              RunCoordinator.Conflict conflict = (RunCoordinator.Conflict) reply;
-              throw new ApiError(409, "run_conflict", conflict.message());
-            });
+    return runs.create(request, null, intake.createWait()).handle(this::created);
+  }
+
+  /** {@code text/csv}: parameters from the query, accounts streamed from the body. */
+  private CompletionStage<ApiResponse> createFromUpload(ApiCall call) {
+    if (call.body().length > 0) {
+      throw new IllegalStateException("an upload's body is a stream");
+    }
+    RunRequest request = RunUploads.request(call.query());
+    InputStream upload = call.upload().get();
+    return runs.create(request, upload, intake.createWait())
+        .whenComplete((outcome, failure) -> closeQuietly(upload))
+        .handle(this::created);
+  }
+
+  /**
+   * 201 created, 200 the same run again, 202 still STAGING (the client polls {@code GET
+   * /api/runs/{runId}} or sends the same create again, which joins the staging), 409 a conflict.
+   */
+  private ApiResponse created(CreateOutcome outcome, Throwable failure) {
+    if (failure != null) {
+      throw createFailure(failure);
+    }
+    if (outcome instanceof CreateOutcome.StillStaging staging) {
+      return ApiResponse.json(202, view(staging.run()));
+    }
+    RunCoordinator.CreateReply reply = ((CreateOutcome.Answered) outcome).reply();
+    if (reply instanceof RunCoordinator.Created created) {
+      return ApiResponse.json(201, view(created.run()));
+    }
+    if (reply instanceof RunCoordinator.AlreadyExists existing) {
+      return ApiResponse.ok(view(existing.run()));
+    }
+    RunCoordinator.Conflict conflict = (RunCoordinator.Conflict) reply;
+    throw new ApiError(409, "run_conflict", conflict.message());
+  }
+
+  private static void closeQuietly(InputStream upload) {
+    try {
+      upload.close(); // cancels what the client has not sent yet
+    } catch (IOException e) {
+      // nothing more to read either way
+    }
   }
 
   private Scope scope(JsonNode node) {
@@ -107,13 +147,34 @@ final class RunEndpoints {
     }
   }
 
-  private static RuntimeException createFailure(Throwable failure) {
+  private RuntimeException createFailure(Throwable failure) {
     Throwable cause = ApiErrors.unwrap(failure);
+    for (Throwable c = cause; c != null; c = c.getCause()) {
+      if (c instanceof EntityStreamSizeException) {
+        return new ApiError(
+            413,
+            "body_too_large",
+            "the upload exceeds "
+                + intake.maxUploadBytes()
+                + " bytes (fencekeeper.http.max-upload-bytes)");
+      }
+    }
     if (cause instanceof RunService.InvalidRunRequest invalid) {
       Map<String, Object> extra = new LinkedHashMap<>();
       invalid.field().ifPresent(field -> extra.put("field", field));
       extra.put("problems", invalid.problems());
       return new ApiError(422, "invalid_run", invalid.getMessage(), extra);
+    }
+    if (cause instanceof ScopeRefused refused) {
+      return new ApiError(
+          400, "invalid_scope", refused.getMessage(), Map.of("field", refused.field()));
+    }
+    if (cause instanceof ScopeTooLarge tooLarge) {
+      return new ApiError(
+          413,
+          "scope_too_large",
+          tooLarge.getMessage(),
+          Map.of("field", "scope", "limit", tooLarge.limit()));
     }
     if (cause instanceof ScopeException scope) {
       return new ApiError(
@@ -177,8 +238,10 @@ final class RunEndpoints {
   CompletionStage<ApiResponse> items(ApiCall call) {
     String runId = ApiIds.runId(call.param(0));
     WorkItem.Status status = status(call.query().get("status"));
-    int limit = intParam(call.query(), "limit", 1, ItemPages.MAX_LIMIT, 100);
-    int after = intParam(call.query(), "after", -1, Integer.MAX_VALUE, -1);
+    int limit = (int) ApiIds.longParam(call.query(), "limit", 1, ItemPages.MAX_LIMIT, 100);
+    // a scope has at most max-items-per-run items: the next page starts after "after" without
+    // overflowing, so the largest int cannot wrap around to the first page
+    int after = (int) ApiIds.longParam(call.query(), "after", -1, Integer.MAX_VALUE - 1, -1);
     for (String name : call.query().keySet()) {
       if (!List.of("status", "limit", "after").contains(name)) {
         throw ApiError.badRequest(name, "unknown query parameter '" + name + "'");
@@ -201,22 +264,6 @@ final class RunEndpoints {
           "status must be one of pending, leased, done, failed, closed; got '"
               + ApiIds.abbreviate(value)
               + "'");
-    }
-  }
-
-  private static int intParam(Map<String, String> query, String name, int min, int max, int dflt) {
-    String value = query.get(name);
-    if (value == null || value.isEmpty()) {
-      return dflt;
-    }
-    try {
-      long n = Long.parseLong(value);
-      if (n < min || n > max) {
-        throw ApiError.badRequest(name, name + " must be between " + min + " and " + max);
-      }
-      return (int) n;
-    } catch (NumberFormatException e) {
-      throw ApiError.badRequest(name, name + " must be a whole number");
     }
   }
 

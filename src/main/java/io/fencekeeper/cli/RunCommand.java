@@ -11,8 +11,11 @@ import io.fencekeeper.run.RunState;
 import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.scope.Scope;
 import io.fencekeeper.run.scope.ScopeException;
+import java.io.InputStream;
 import java.io.PrintStream;
 import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -33,7 +36,9 @@ import picocli.CommandLine.Option;
  */
 @Command(
     name = "run",
-    description = "Run one nightly job for one business date on an embedded node and report.")
+    description =
+        "Run one nightly job for one business date on an embedded node, or upload it to a"
+            + " running node with --url, and report.")
 public final class RunCommand implements Callable<Integer> {
 
   @Option(names = "--job", required = true, description = "job name, e.g. payment-reconciliation")
@@ -80,9 +85,33 @@ public final class RunCommand implements Callable<Integer> {
       description = "HOCON file (default: the bundled conf/fencekeeper.conf)")
   Path config;
 
+  @Option(
+      names = "--url",
+      description =
+          "a running node's HTTP API: upload --accounts to it (POST /api/runs, text/csv) and"
+              + " watch the run there instead of starting an embedded node")
+  URI url;
+
+  @Option(
+      names = "--token",
+      defaultValue = "${FENCEKEEPER_API_TOKEN:-}",
+      description = "bearer token for --url (default: $FENCEKEEPER_API_TOKEN)")
+  String token;
+
   @Override
   public Integer call() throws Exception {
     PrintStream out = System.out;
+    if (url != null) {
+      return new RemoteRun(url, token, out, System.err)
+          .run(
+              job,
+              date,
+              accounts,
+              Optional.ofNullable(deadline),
+              Instant.now().plus(deadlineIn),
+              maxAttempts,
+              maxFailedItems);
+    }
     Map<String, Object> overrides = new HashMap<>();
     // the embedded run is a cluster of one: any free remoting port
     overrides.put("pekko.remote.artery.canonical.port", 0);
@@ -120,17 +149,16 @@ public final class RunCommand implements Callable<Integer> {
         out.println("run " + runId + " exists (" + run.state() + "): reporting it, no new work");
       } else {
         Instant runDeadline = deadline != null ? deadline : Instant.now().plus(deadlineIn);
+        // the command line is the trusted local user: it hands the file's contents to the node
+        // like an upload, so the file may live anywhere, not only in the node's scope directory
         RunRequest request =
-            new RunRequest(
-                job,
-                date,
-                new Scope.Csv(accounts.toString()),
-                runDeadline,
-                maxAttempts,
-                maxFailedItems);
+            new RunRequest(job, date, new Scope.Upload(), runDeadline, maxAttempts, maxFailedItems);
         RunCoordinator.CreateReply reply;
-        try {
-          reply = runs.create(request).toCompletableFuture().get(10, TimeUnit.MINUTES);
+        try (InputStream upload = Files.newInputStream(accounts)) {
+          reply = runs.create(request, upload).toCompletableFuture().get();
+        } catch (NoSuchFileException e) {
+          System.err.println("run not created: " + accounts + " does not exist");
+          return 65;
         } catch (java.util.concurrent.ExecutionException e) {
           Throwable cause =
               e.getCause() instanceof CompletionException ce ? ce.getCause() : e.getCause();
@@ -176,7 +204,7 @@ public final class RunCommand implements Callable<Integer> {
     return runs.get(runId).toCompletableFuture().get(30, TimeUnit.SECONDS);
   }
 
-  private static void report(PrintStream out, RunView run, double seconds, SimProviderServer sim) {
+  static void report(PrintStream out, RunView run, double seconds, SimProviderServer sim) {
     out.println();
     out.println("run " + run.runId() + ": " + run.state());
     if (run.endReason() != null) {

@@ -34,20 +34,22 @@ public final class ServeCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     Config resolved = NodeConfig.load(Optional.ofNullable(config), Map.of());
-    // refuse to start on a non-loopback address without a token, before anything is bound
+    // a configuration that would expose the node (API without a token, plain-TCP remoting beyond
+    // loopback) or cannot work is refused before anything is bound
     ApiSettings api;
+    ApiMetrics metrics = new ApiMetrics();
+    FencekeeperNode node;
     try {
       api = ApiSettings.from(NodeSettings.from(resolved));
+      node =
+          FencekeeperNode.builder(resolved)
+              .workerGateway(items -> new MeteredItemGateway(items, metrics, "worker"))
+              .attemptListener(metrics)
+              .start();
     } catch (IllegalArgumentException e) {
       System.err.println("fencekeeper node not started: " + e.getMessage());
       return 78;
     }
-    ApiMetrics metrics = new ApiMetrics();
-    FencekeeperNode node =
-        FencekeeperNode.builder(resolved)
-            .workerGateway(items -> new MeteredItemGateway(items, metrics, "worker"))
-            .attemptListener(metrics)
-            .start();
     node.awaitUp(Duration.ofSeconds(60));
     ServerBinding http =
         HttpApi.start(node, api, metrics).toCompletableFuture().get(30, TimeUnit.SECONDS);

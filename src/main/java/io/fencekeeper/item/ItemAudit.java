@@ -27,9 +27,17 @@ public final class ItemAudit {
             .getReadJournalFor(JdbcReadJournal.class, JdbcReadJournal.Identifier());
   }
 
+  /** The whole trail: for tests and small items; the API reads it a page at a time. */
   public CompletionStage<List<Entry>> trail(ItemId itemId) {
+    return page(itemId, 0, Long.MAX_VALUE);
+  }
+
+  /** Up to {@code limit} events with sequence numbers after {@code afterSequenceNr}, in order. */
+  public CompletionStage<List<Entry>> page(ItemId itemId, long afterSequenceNr, long limit) {
+    long from = afterSequenceNr + 1;
+    long to = limit >= Long.MAX_VALUE - from ? Long.MAX_VALUE : from + limit - 1;
     return readJournal
-        .currentEventsByPersistenceId(WorkItem.persistenceId(itemId).id(), 0L, Long.MAX_VALUE)
+        .currentEventsByPersistenceId(WorkItem.persistenceId(itemId).id(), from, to)
         .map(
             envelope -> {
               WorkItem.Event event = (WorkItem.Event) envelope.event();

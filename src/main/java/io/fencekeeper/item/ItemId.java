@@ -50,11 +50,21 @@ public record ItemId(String job, LocalDate businessDate, String accountId, Strin
     return new ItemId(parts[0], date, parts[2], parts[3]);
   }
 
+  /** The rule every segment obeys, for messages that must not repeat the offending value. */
+  public static final String SEGMENT_RULE = "1-128 characters of letters, digits or ._:@+=-";
+
+  /** Whether {@code value} may be a job, account id or cursor. */
+  public static boolean isSegment(String value) {
+    return value != null && SEGMENT.matcher(value).matches();
+  }
+
   public static void requireSegment(String field, String value) {
-    if (value == null || !SEGMENT.matcher(value).matches()) {
+    if (!isSegment(value)) {
       throw new IllegalArgumentException(
           field
-              + " must be 1-128 characters of letters, digits or ._:@+=- (got "
+              + " must be "
+              + SEGMENT_RULE
+              + " (got "
               + (value == null ? "nothing" : "'" + value + "'")
               + ")");
     }

@@ -18,7 +18,7 @@ import io.fencekeeper.run.governor.GovernorSettings;
 import io.fencekeeper.run.schedule.NightlySchedule;
 import io.fencekeeper.run.schedule.ScheduleKeeper;
 import io.fencekeeper.run.scope.ScopeReader;
-import io.fencekeeper.run.scope.SqlSource;
+import io.fencekeeper.run.scope.ScopeSettings;
 import io.fencekeeper.worker.Backoff;
 import io.fencekeeper.worker.ItemAttempt;
 import io.fencekeeper.worker.WorkerPool;
@@ -160,6 +160,7 @@ public final class FencekeeperNode implements AutoCloseable {
   /** The composition root: each step builds on the ones above it. */
   private static FencekeeperNode start(Builder b) {
     NodeSettings settings = NodeSettings.from(b.config);
+    RemotingExposure.check(b.config);
     JournalDatabase database = migratedJournal(settings);
     ActorSystem<Void> system = startActorSystem(b.config, settings, database);
     WorkItem.init(system, b.clock, new WorkItem.Settings(settings.maxLease()));
@@ -182,7 +183,7 @@ public final class FencekeeperNode implements AutoCloseable {
             system,
             coordinator,
             runItems,
-            new ScopeReader(SqlSource.fromConfig(b.config)),
+            new ScopeReader(ScopeSettings.fromConfig(b.config)),
             items,
             blocking,
             Duration.ofSeconds(30),

@@ -256,7 +256,10 @@ public final class RunCoordinator
     RunRecord existing = state.runs().get(request.runId());
     if (existing != null) {
       List<String> differences = existing.request().differencesFrom(request);
-      if (!existing.scopeDigest().equals(cmd.scopeDigest()) && !differences.contains("scope")) {
+      // a null digest: the caller did not read the scope again (same file or query named)
+      if (cmd.scopeDigest() != null
+          && !existing.scopeDigest().equals(cmd.scopeDigest())
+          && !differences.contains("scope")) {
         differences.add("scope contents (the accounts are not the same)");
       }
       if (differences.isEmpty()) {

@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.fencekeeper.journal.JournalDatabase;
 import io.fencekeeper.run.scope.AccountCursor;
+import io.fencekeeper.run.scope.ScopeSink;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -50,6 +51,11 @@ public final class RunItemStore implements AutoCloseable {
     this.dataSource = new HikariDataSource(config);
   }
 
+  /** The pool, for the other run tables written while staging ({@link StagingTable}). */
+  javax.sql.DataSource dataSource() {
+    return dataSource;
+  }
+
   /** Appends a batch of the scope, numbering from {@code firstSeq}. */
   public void stage(String scopeId, int firstSeq, List<AccountCursor> accounts) {
     String sql =
@@ -67,6 +73,63 @@ public final class RunItemStore implements AutoCloseable {
       ps.executeBatch();
     } catch (SQLException e) {
       throw new IllegalStateException("could not stage the scope of a run: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Appends a batch of the scope, numbering from {@code firstSeq}, and skips every account already
+   * staged under {@code scopeId} (earlier or in this batch): the unique index on (scope, account,
+   * cursor) makes a repeat impossible, this insert makes it visible instead of failing. Answers the
+   * positions of the skipped accounts.
+   */
+  public List<Long> stageNew(String scopeId, int firstSeq, List<ScopeSink.Positioned> accounts) {
+    String sql =
+        "INSERT INTO run_item (scope_id, seq, account_id, provider_cursor, source_position)"
+            + " SELECT ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM run_item"
+            + " WHERE scope_id = ? AND account_id = ? AND provider_cursor = ?)";
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      int seq = firstSeq;
+      for (ScopeSink.Positioned positioned : accounts) {
+        AccountCursor account = positioned.account();
+        ps.setString(1, scopeId);
+        ps.setInt(2, seq++);
+        ps.setString(3, account.accountId());
+        ps.setString(4, account.cursor());
+        ps.setLong(5, positioned.position());
+        ps.setString(6, scopeId);
+        ps.setString(7, account.accountId());
+        ps.setString(8, account.cursor());
+        ps.addBatch();
+      }
+      int[] inserted = ps.executeBatch();
+      List<Long> repeats = new ArrayList<>();
+      for (int i = 0; i < inserted.length; i++) {
+        if (inserted[i] == 0) {
+          repeats.add(accounts.get(i).position());
+        }
+      }
+      return repeats;
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not stage the scope of a run: " + e.getMessage(), e);
+    }
+  }
+
+  /** Where a staged account came from (see {@link #stageNew}); -1 if it is not staged. */
+  public long sourcePosition(String scopeId, AccountCursor account) {
+    String sql =
+        "SELECT source_position FROM run_item"
+            + " WHERE scope_id = ? AND account_id = ? AND provider_cursor = ?";
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setString(1, scopeId);
+      ps.setString(2, account.accountId());
+      ps.setString(3, account.cursor());
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getLong(1) : -1;
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not look the item up: " + e.getMessage(), e);
     }
   }
 
@@ -131,7 +194,7 @@ public final class RunItemStore implements AutoCloseable {
     }
   }
 
-  /** Whether the staged scope contains this account and cursor (indexed, see V3). */
+  /** Whether the staged scope contains this account and cursor (indexed, see V3 and V4). */
   public boolean contains(String scopeId, String accountId, String cursor) {
     String sql =
         "SELECT 1 FROM run_item WHERE scope_id = ? AND account_id = ? AND provider_cursor = ?"

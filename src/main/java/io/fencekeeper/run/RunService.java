@@ -6,20 +6,24 @@ import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.run.RunCoordinator.ControlReply;
 import io.fencekeeper.run.RunCoordinator.CreateReply;
 import io.fencekeeper.run.governor.GovernorSettings;
+import io.fencekeeper.run.scope.Scope;
 import io.fencekeeper.run.scope.ScopeReader;
 import io.fencekeeper.run.scope.ScopeSummary;
 import io.fencekeeper.worker.AttemptResult;
 import io.fencekeeper.worker.WorkProtocol;
+import java.io.InputStream;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
@@ -66,6 +70,11 @@ public final class RunService {
   private final ItemGateway items;
   private final Clock clock;
   private final Duration maxRunLength;
+  private final StagingTable stagingTable;
+  private final RunStaging staging;
+
+  /** {@link #create(RunRequest)} waits for staging to end, however long a scope takes. */
+  private static final Duration WAIT_TO_THE_END = Duration.ofDays(365);
 
   public RunService(
       ActorSystem<?> system,
@@ -86,50 +95,100 @@ public final class RunService {
     this.scopes = scopes;
     this.blocking = blocking;
     this.askTimeout = askTimeout;
+    this.stagingTable = new StagingTable(store.dataSource());
+    this.staging =
+        new RunStaging(
+            store,
+            stagingTable,
+            scopes,
+            new RunStaging.Coordinator() {
+              @Override
+              public CompletionStage<Optional<RunView>> get(String runId) {
+                return known(runId);
+              }
+
+              @Override
+              public CompletionStage<CreateReply> create(
+                  RunRequest request, String scopeId, ScopeSummary summary) {
+                return ask(request, scopeId, summary);
+              }
+            },
+            // staging a scope holds a thread for as long as the scope takes to read: its own
+            // threads, so that the dispatchers' page reads never queue behind it
+            Executors.newCachedThreadPool(daemon("fencekeeper-scope-staging")),
+            idleTimers(),
+            system.address().toString());
+  }
+
+  /** Heartbeats and patience timers; its thread ends when no staging needs it. */
+  private static ScheduledThreadPoolExecutor idleTimers() {
+    ScheduledThreadPoolExecutor timers =
+        new ScheduledThreadPoolExecutor(1, daemon("fencekeeper-staging-timer"));
+    timers.setKeepAliveTime(30, TimeUnit.SECONDS);
+    timers.allowCoreThreadTimeOut(true);
+    timers.setRemoveOnCancelPolicy(true);
+    return timers;
+  }
+
+  private static ThreadFactory daemon(String name) {
+    return runnable -> {
+      Thread thread = new Thread(runnable, name);
+      thread.setDaemon(true);
+      return thread;
+    };
   }
 
   /**
-   * Creates the run or answers the existing one. Fails with {@link InvalidRunRequest} or a {@code
-   * ScopeException} (naming the bad rows) when the input is wrong; nothing is created then.
+   * Creates the run or answers the existing one, however long staging takes. Fails with {@link
+   * InvalidRunRequest} or a {@code ScopeException} (naming the bad rows) when the input is wrong;
+   * nothing is created then.
    */
   public CompletionStage<CreateReply> create(RunRequest request) {
-    List<String> problems = request.problems();
-    if (!problems.isEmpty()) {
-      return CompletableFuture.failedFuture(new InvalidRunRequest(problems));
-    }
-    return get(request.runId())
-        .thenCompose(
-            existing -> {
-              if (existing.isPresent()) {
-                // the run exists: compare without staging the scope again
-                return CompletableFuture.supplyAsync(
-                        () -> scopes.read(request.scope(), batch -> {}), blocking)
-                    .thenCompose(summary -> ask(request, null, summary));
+    return create(request, null);
+  }
+
+  /**
+   * As {@link #create(RunRequest)}, for a request whose scope is {@link Scope.Upload}: the accounts
+   * are read from {@code upload} (CSV with the {@code accountId,cursor} header) as they arrive,
+   * never held whole. The caller closes the stream.
+   */
+  public CompletionStage<CreateReply> create(RunRequest request, InputStream upload) {
+    return create(request, upload, WAIT_TO_THE_END)
+        .thenApply(
+            outcome -> {
+              if (outcome instanceof CreateOutcome.Answered answered) {
+                return answered.reply();
               }
-              Optional<String> badDeadline = deadlineProblem(request.deadline());
-              if (badDeadline.isPresent()) {
-                return CompletableFuture.failedFuture(
-                    new InvalidRunRequest(List.of(badDeadline.get()), "deadline"));
-              }
-              String scopeId = UUID.randomUUID().toString();
-              return CompletableFuture.supplyAsync(() -> stage(scopeId, request), blocking)
-                  .thenCompose(summary -> ask(request, scopeId, summary))
-                  .whenComplete(
-                      (reply, failure) -> {
-                        if (failure != null || !(reply instanceof RunCoordinator.Created)) {
-                          CompletableFuture.runAsync(() -> store.discard(scopeId), blocking);
-                        }
-                      });
+              throw new IllegalStateException(
+                  "run " + request.runId() + " is still staging after " + WAIT_TO_THE_END);
             });
   }
 
-  private ScopeSummary stage(String scopeId, RunRequest request) {
-    AtomicInteger next = new AtomicInteger();
-    ScopeSummary summary =
-        scopes.read(
-            request.scope(), batch -> store.stage(scopeId, next.getAndAdd(batch.size()), batch));
-    store.refreshStatistics();
-    return summary;
+  /**
+   * Creates the run (or answers the existing one) if that takes at most {@code patience}; otherwise
+   * answers it STAGING while staging goes on. A create of the same request while one is staging, on
+   * any node, joins it instead of staging a second copy. {@code upload} is the CSV of a {@link
+   * Scope.Upload} request, else null; the caller closes it.
+   */
+  public CompletionStage<CreateOutcome> create(
+      RunRequest request, InputStream upload, Duration patience) {
+    List<String> problems = request.problems();
+    if ((request.scope() instanceof Scope.Upload) != (upload != null)) {
+      problems = new java.util.ArrayList<>(problems);
+      problems.add(
+          upload == null
+              ? "an upload scope needs the uploaded CSV"
+              : "an uploaded CSV needs the upload scope");
+    }
+    if (!problems.isEmpty()) {
+      return CompletableFuture.failedFuture(new InvalidRunRequest(problems));
+    }
+    Optional<String> badDeadline = deadlineProblem(request.deadline());
+    if (badDeadline.isPresent()) {
+      return CompletableFuture.failedFuture(
+          new InvalidRunRequest(List.of(badDeadline.get()), "deadline"));
+    }
+    return staging.create(request, upload, patience);
   }
 
   private CompletionStage<CreateReply> ask(
@@ -223,7 +282,21 @@ public final class RunService {
     return new AttemptResult.Abandoned("claim answered " + reply);
   }
 
+  /**
+   * The run as the coordinator knows it or, before that, as it is being staged (STAGING, or FAILED
+   * with the reason when staging failed after the client was told STAGING).
+   */
   public CompletionStage<Optional<RunView>> get(String runId) {
+    return known(runId)
+        .thenCompose(
+            run ->
+                run.isPresent()
+                    ? CompletableFuture.completedFuture(run)
+                    : CompletableFuture.supplyAsync(
+                        () -> stagingTable.find(runId).map(StagingRows::view), blocking));
+  }
+
+  private CompletionStage<Optional<RunView>> known(String runId) {
     return Stages.on(
             AskPattern.<RunCoordinator.Command, RunCoordinator.RunLookup>ask(
                 coordinator,
@@ -234,12 +307,27 @@ public final class RunService {
         .thenApply(lookup -> Optional.ofNullable(lookup.run()));
   }
 
+  /** Every run the coordinator knows, then the runs still being staged. */
   public CompletionStage<List<RunView>> list() {
     return Stages.on(
             AskPattern.<RunCoordinator.Command, RunCoordinator.RunList>ask(
                 coordinator, RunCoordinator.ListRuns::new, askTimeout, system.scheduler()),
             system.executionContext())
-        .thenApply(RunCoordinator.RunList::runs);
+        .thenApply(RunCoordinator.RunList::runs)
+        .thenCompose(
+            runs ->
+                CompletableFuture.supplyAsync(
+                    () -> {
+                      java.util.Set<String> known = new java.util.HashSet<>();
+                      runs.forEach(run -> known.add(run.runId()));
+                      List<RunView> all = new java.util.ArrayList<>(runs);
+                      stagingTable.all().stream()
+                          .filter(row -> !known.contains(row.runId()))
+                          .map(StagingRows::view)
+                          .forEach(all::add);
+                      return all;
+                    },
+                    blocking));
   }
 
   /**

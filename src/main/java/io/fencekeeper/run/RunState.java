@@ -2,6 +2,11 @@ package io.fencekeeper.run;
 
 /** Where a run stands. Only SUCCEEDED means every item is DONE. */
 public enum RunState {
+  /**
+   * Its scope is still being staged; the coordinator does not know the run yet (see {@code
+   * RunStaging}). Never journaled.
+   */
+  STAGING,
   RUNNING,
   SUCCEEDED,
   PARTIAL,
@@ -9,7 +14,7 @@ public enum RunState {
   CANCELLED;
 
   public boolean ended() {
-    return this != RUNNING;
+    return this != RUNNING && this != STAGING;
   }
 
   /** The `run` command's exit code: 0 SUCCEEDED, 2 PARTIAL, 3 FAILED (and CANCELLED). */
@@ -17,7 +22,7 @@ public enum RunState {
     return switch (this) {
       case SUCCEEDED -> 0;
       case PARTIAL -> 2;
-      case RUNNING -> 1;
+      case STAGING, RUNNING -> 1;
       case FAILED, CANCELLED -> 3;
     };
   }

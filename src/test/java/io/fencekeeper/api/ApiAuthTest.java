@@ -54,17 +54,17 @@ class ApiAuthTest {
     IllegalArgumentException refused =
         assertThrows(
             IllegalArgumentException.class,
-            () -> new ApiSettings("0.0.0.0", 8080, "", 65536, Duration.ofHours(1)));
+            () -> new ApiSettings("0.0.0.0", 8080, "", "", 65536, Duration.ofHours(1)));
     assertTrue(refused.getMessage().contains("FENCEKEEPER_API_TOKEN"), refused.getMessage());
     assertThrows(
         IllegalArgumentException.class,
-        () -> new ApiSettings("node-1.example.internal", 8080, "", 65536, Duration.ofHours(1)));
+        () -> new ApiSettings("node-1.example.internal", 8080, "", "", 65536, Duration.ofHours(1)));
     assertThrows(
         IllegalArgumentException.class,
-        () -> new ApiSettings("10.0.0.5", 8080, "short", 65536, Duration.ofHours(1)));
-    new ApiSettings("0.0.0.0", 8080, "a-long-enough-token-123", 65536, Duration.ofHours(1));
-    new ApiSettings("127.0.0.1", 8080, "", 65536, Duration.ofHours(1));
-    new ApiSettings("::1", 8080, "", 65536, Duration.ofHours(1));
-    new ApiSettings("localhost", 8080, "", 65536, Duration.ofHours(1));
+        () -> new ApiSettings("10.0.0.5", 8080, "short", "", 65536, Duration.ofHours(1)));
+    new ApiSettings("0.0.0.0", 8080, "a-long-enough-token-123", "", 65536, Duration.ofHours(1));
+    new ApiSettings("127.0.0.1", 8080, "", "", 65536, Duration.ofHours(1));
+    new ApiSettings("::1", 8080, "", "", 65536, Duration.ofHours(1));
+    new ApiSettings("localhost", 8080, "", "", 65536, Duration.ofHours(1));
   }
 }

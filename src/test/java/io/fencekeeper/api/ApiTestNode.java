@@ -30,7 +30,7 @@ import java.util.function.Supplier;
  * only the tests claim items), a manual clock, and the HTTP API bound to a free loopback port with
  * a bearer token. Every test makes runs of its own job, so tests do not see each other's items.
  */
-final class ApiTestNode {
+final class ApiTestNode implements AutoCloseable {
 
   static final String TOKEN = "test-token-0123456789abcdef";
   static final ManualClock CLOCK = ManualClock.at("2026-11-29T23:00:00Z");
@@ -51,10 +51,15 @@ final class ApiTestNode {
   final ObjectMapper json = ApiJson.mapper();
 
   private ApiTestNode() throws Exception {
+    this(java.util.Map.of());
+  }
+
+  private ApiTestNode(java.util.Map<String, Object> configOverrides) throws Exception {
     Path dir = Files.createTempDirectory("fk-api");
+    java.util.Map<String, Object> overrides = TestNodes.overrides(TestDatabases.h2File(dir), dir);
+    overrides.putAll(configOverrides);
     node =
-        FencekeeperNode.builder(
-                FencekeeperNode.config(TestNodes.overrides(TestDatabases.h2File(dir), dir)))
+        FencekeeperNode.builder(FencekeeperNode.config(overrides))
             .clock(CLOCK)
             .workers(0)
             .start()
@@ -70,6 +75,15 @@ final class ApiTestNode {
   static ApiTestNode fresh() {
     try {
       return new ApiTestNode();
+    } catch (Exception e) {
+      throw new IllegalStateException("API test node did not start", e);
+    }
+  }
+
+  /** A node of its own with configuration overrides; the caller closes it. */
+  static ApiTestNode fresh(java.util.Map<String, Object> configOverrides) {
+    try {
+      return new ApiTestNode(configOverrides);
     } catch (Exception e) {
       throw new IllegalStateException("API test node did not start", e);
     }
@@ -110,8 +124,22 @@ final class ApiTestNode {
     }
   }
 
+  /** A read with the API token: with a token set, reads need one too. */
   Answer get(String path) {
-    return send(HttpRequest.newBuilder(URI.create(base + path)).GET(), null);
+    return send(
+        HttpRequest.newBuilder(URI.create(base + path))
+            .header("Authorization", "Bearer " + TOKEN)
+            .GET(),
+        null);
+  }
+
+  /** A read as a caller without a token (or with {@code token} as its bearer token). */
+  Answer getAs(String path, String token) {
+    HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(base + path)).GET();
+    if (token != null) {
+      request.header("Authorization", "Bearer " + token);
+    }
+    return send(request, null);
   }
 
   Answer post(String path, String body) {
@@ -124,6 +152,18 @@ final class ApiTestNode {
                     ? HttpRequest.BodyPublishers.noBody()
                     : HttpRequest.BodyPublishers.ofString(body)),
         null);
+  }
+
+  /** POST /api/runs with a text/csv body and the run parameters as query parameters. */
+  Answer upload(String query, HttpRequest.BodyPublisher csv, boolean withToken) {
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(URI.create(base + "/api/runs?" + query))
+            .header("Content-Type", "text/csv")
+            .POST(csv);
+    if (withToken) {
+      request.header("Authorization", "Bearer " + TOKEN);
+    }
+    return send(request, null);
   }
 
   Answer send(HttpRequest.Builder request, String ignored) {
@@ -183,5 +223,10 @@ final class ApiTestNode {
       last = probe.get();
     }
     return last;
+  }
+
+  @Override
+  public void close() {
+    node.close();
   }
 }

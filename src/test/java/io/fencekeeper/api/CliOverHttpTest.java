@@ -35,6 +35,53 @@ class CliOverHttpTest {
     assertEquals(1, new CommandLine(new AuditCommand()).execute("--url", api.base, "bad-id"));
   }
 
+  @Test
+  void runWithUrlUploadsTheAccountsFileAndWatchesTheRunUntilItEnds() throws Exception {
+    String job = ApiTestNode.newJob("cli-upload");
+    String runId = job + "/2026-11-29";
+    java.nio.file.Path accounts = java.nio.file.Files.createTempFile("accounts", ".csv");
+    java.nio.file.Files.writeString(accounts, RunUploadApiTest.csv(25));
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    PrintStream saved = System.out;
+    java.util.concurrent.CompletableFuture<Integer> exit;
+    System.setOut(new PrintStream(bytes, true, StandardCharsets.UTF_8));
+    try {
+      exit =
+          java.util.concurrent.CompletableFuture.supplyAsync(
+              () ->
+                  new CommandLine(new io.fencekeeper.cli.RunCommand())
+                      .execute(
+                          "--url",
+                          api.base,
+                          "--token",
+                          ApiTestNode.TOKEN,
+                          "--job",
+                          job,
+                          "--date",
+                          "2026-11-29",
+                          "--accounts",
+                          accounts.toString(),
+                          "--deadline",
+                          ApiTestNode.DEADLINE));
+      // the node has no workers: the run stays RUNNING until it is cancelled
+      ApiTestNode.await(
+          () -> api.get("/api/runs/" + ApiTestNode.seg(runId)).status(),
+          status -> status == 200,
+          java.time.Duration.ofSeconds(30),
+          "the uploaded run");
+      assertEquals(200, api.post("/api/runs/" + ApiTestNode.seg(runId) + "/cancel", null).status());
+      assertEquals(3, exit.get(60, java.util.concurrent.TimeUnit.SECONDS), bytes.toString());
+    } finally {
+      System.setOut(saved);
+    }
+    String output = bytes.toString(StandardCharsets.UTF_8);
+    assertTrue(output.contains("created run " + runId + " with 25 items"), output);
+    assertTrue(output.contains("run " + runId + ": CANCELLED"), output);
+    assertEquals(
+        25,
+        api.get("/api/runs/" + ApiTestNode.seg(runId)).tree().path("counts").path("total").asInt());
+  }
+
   private static String run(Object command, String... args) {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     PrintStream saved = System.out;

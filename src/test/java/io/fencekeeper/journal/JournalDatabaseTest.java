@@ -75,7 +75,9 @@ class JournalDatabaseTest {
                 "fencekeeper.db.password", target.password()));
     JournalDatabase db = settings.journalDatabase();
     assertEquals(
-        3, db.migrate(), "first start runs every migration: journal, run items, lookup index");
+        5,
+        db.migrate(),
+        "first start runs every migration: journal, run items, lookup index, unique accounts, run staging");
     assertEquals(0, db.migrate(), "a restart finds it current");
     Set<String> tables = new HashSet<>();
     Set<String> indexes = new HashSet<>();

@@ -174,6 +174,14 @@ public final class SimProviderServer implements AutoCloseable {
           exchange, "GET", () -> throttledThenDelayed(exchange, () -> onLookup(exchange, key)));
     } else if (path.equals("/ledger")) {
       requireMethod(exchange, "GET", () -> onLedger(exchange));
+    } else if (path.startsWith("/admin/")
+        && !exchange.getRemoteAddress().getAddress().isLoopbackAddress()) {
+      // fault knobs and the ledger reset are for the operator on this machine, never the network
+      respond(
+          exchange,
+          403,
+          ErrorBody.of("forbidden", "/admin/* answers only on this machine (loopback)"),
+          Map.of());
     } else if (path.equals("/admin/faults")) {
       if (method.equals("GET")) {
         respond(exchange, 200, faults, Map.of());

@@ -6,128 +6,138 @@ import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.function.Consumer;
-import java.util.function.LongFunction;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
- * One pass over a scope's accounts, whatever their source: validates each account, detects
- * duplicates, digests the accounts in order and hands them on in batches. Problems are collected,
- * not thrown one by one, so the operator sees every bad row of a file at once; after the first
- * problem nothing more is handed on, because the caller will discard the run anyway.
+ * One pass over a scope's accounts, whatever their source: validates each account, digests the
+ * accounts in order and hands them to the sink in batches; the sink finds repeats. Problems are
+ * collected, not thrown one by one, so the operator sees every bad row of a file at once.
+ *
+ * <p>A problem names where (line and column, row, or index) and the rule broken, never the value: a
+ * scope may come from a file or database the caller cannot read otherwise, and an error message
+ * must not become a way to read it. Memory is bounded: one batch and the first {@value
+ * #REPORTED_PROBLEMS} problems.
  */
 final class AccountIntake {
 
   /** How many problems a message lists; the rest are counted. */
   static final int REPORTED_PROBLEMS = 20;
 
+  /** Names a position in messages; {@code column} is 1 or 2 for one field, 0 for the row. */
+  interface Where {
+    String at(long position, int column);
+  }
+
   private final String source;
-  private final LongFunction<String> where;
+  private final Where where;
   private final int batchSize;
-  private final Consumer<List<AccountCursor>> batches;
+  private final long maxItems;
+  private final ScopeSink sink;
   private final MessageDigest digest = ScopeDigests.sha256();
-  private final AccountFingerprints seen = new AccountFingerprints();
-  private final List<String> problems = new ArrayList<>();
+  // the first problems by position: repeats are learned a batch late, out of order
+  private final TreeMap<Long, String> problems = new TreeMap<>();
   private long problemCount;
   private long count;
-  private List<AccountCursor> batch;
+  private List<ScopeSink.Positioned> batch;
 
   /**
    * @param source names the scope in messages, e.g. {@code scope CSV 'accounts.csv'}
-   * @param where names a position in messages, e.g. {@code line 7} or {@code accounts[6]}
    */
-  AccountIntake(
-      String source,
-      LongFunction<String> where,
-      int batchSize,
-      Consumer<List<AccountCursor>> batches) {
+  AccountIntake(String source, Where where, int batchSize, long maxItems, ScopeSink sink) {
     this.source = source;
     this.where = where;
     this.batchSize = batchSize;
-    this.batches = batches;
+    this.maxItems = maxItems;
+    this.sink = sink;
     this.batch = new ArrayList<>(batchSize);
   }
 
+  /** How many valid accounts were read so far. */
+  long count() {
+    return count;
+  }
+
   void accept(long position, String accountId, String cursor) {
-    String invalid = join(segmentProblem("accountId", accountId), segmentProblem("cursor", cursor));
-    if (invalid != null) {
-      problem(position, invalid);
-      return;
-    }
-    long earlier = seen.firstSeenAt(accountId, cursor, position);
-    if (earlier >= 0) {
+    boolean accountOk = ItemId.isSegment(accountId);
+    boolean cursorOk = ItemId.isSegment(cursor);
+    if (!accountOk || !cursorOk) {
       problem(
           position,
-          "duplicate of "
-              + where.apply(earlier)
-              + " (accountId '"
-              + accountId
-              + "', cursor '"
-              + cursor
-              + "')");
+          accountOk ? 2 : 1,
+          (accountOk ? "cursor" : "accountId")
+              + " must be "
+              + ItemId.SEGMENT_RULE
+              + (accountOk || cursorOk ? "" : "; so must cursor"));
       return;
     }
-    count++;
-    if (problemCount > 0) {
-      return; // the run will not be created: stop handing accounts on
+    if (++count > maxItems) {
+      throw new ScopeTooLarge(source, maxItems);
     }
+    // the digest covers every valid account; with a repeat the scope is refused anyway
     digest.update(accountId.getBytes(StandardCharsets.UTF_8));
     digest.update((byte) ',');
     digest.update(cursor.getBytes(StandardCharsets.UTF_8));
     digest.update((byte) '\n');
-    batch.add(new AccountCursor(accountId, cursor));
+    batch.add(new ScopeSink.Positioned(position, new AccountCursor(accountId, cursor)));
     if (batch.size() == batchSize) {
       flush();
     }
   }
 
   void problem(long position, String description) {
+    problem(position, 0, description);
+  }
+
+  private void problem(long position, int column, String description) {
     problemCount++;
-    if (problems.size() < REPORTED_PROBLEMS) {
-      problems.add(where.apply(position) + ": " + description);
+    problems.put(position, where.at(position, column) + ": " + description);
+    if (problems.size() > REPORTED_PROBLEMS) {
+      problems.pollLastEntry();
     }
   }
 
   /** Hands on the last batch and answers the summary, or throws if anything was wrong. */
   ScopeSummary finish() {
+    flush();
     if (problemCount > 0) {
       StringBuilder message =
           new StringBuilder(source)
               .append(" has ")
               .append(problemCount)
               .append(problemCount == 1 ? " invalid entry:" : " invalid entries:");
-      problems.forEach(p -> message.append("\n  ").append(p));
-      if (problemCount > problems.size()) {
-        message.append("\n  ... and ").append(problemCount - problems.size()).append(" more");
+      List<String> listed = new ArrayList<>(problems.values());
+      listed.forEach(p -> message.append("\n  ").append(p));
+      if (problemCount > listed.size()) {
+        message.append("\n  ... and ").append(problemCount - listed.size()).append(" more");
       }
-      throw new ScopeException(message.toString(), problems, null);
+      throw new ScopeException(message.toString(), listed, null);
     }
     if (count == 0) {
       throw new ScopeException(source + " has no accounts");
     }
-    flush();
     return new ScopeSummary(count, HexFormat.of().formatHex(digest.digest()));
   }
 
   private void flush() {
-    if (!batch.isEmpty()) {
-      batches.accept(List.copyOf(batch));
-      batch = new ArrayList<>(batchSize);
+    if (batch.isEmpty()) {
+      return;
     }
-  }
-
-  private static String segmentProblem(String field, String value) {
-    try {
-      ItemId.requireSegment(field, value);
-      return null;
-    } catch (IllegalArgumentException e) {
-      return e.getMessage();
+    List<ScopeSink.Positioned> staged = batch;
+    batch = new ArrayList<>(batchSize);
+    List<Long> repeats = sink.stage(staged);
+    if (repeats.isEmpty()) {
+      return;
     }
-  }
-
-  private static String join(String first, String second) {
-    if (first == null) {
-      return second;
+    Map<Long, AccountCursor> byPosition = new TreeMap<>();
+    for (ScopeSink.Positioned p : staged) {
+      byPosition.put(p.position(), p.account());
     }
-    return second == null ? first : first + "; " + second;
+    for (long position : repeats) {
+      boolean reported = problems.size() < REPORTED_PROBLEMS || position < problems.lastKey();
+      long first = reported ? sink.firstPositionOf(byPosition.get(position)) : -1;
+      // count = valid accounts, a repeat included: the limit is about what was sent
+      problem(position, reported ? "duplicate of " + where.at(first, 0) : "duplicate");
+    }
   }
 }

@@ -11,7 +11,7 @@ import java.util.List;
  *
  * <pre>
  * {"type": "inline", "accounts": [{"accountId": "a-1", "cursor": "c-1"}]}
- * {"type": "csv", "path": "examples/accounts.csv"}
+ * {"type": "csv", "path": "accounts.csv"}
  * {"type": "sql", "query": "select account_id, cursor from accounts"}
  * </pre>
  *
@@ -22,13 +22,16 @@ import java.util.List;
 @JsonSubTypes({
   @JsonSubTypes.Type(value = Scope.Csv.class, name = "csv"),
   @JsonSubTypes.Type(value = Scope.Inline.class, name = "inline"),
-  @JsonSubTypes.Type(value = Scope.Sql.class, name = "sql")
+  @JsonSubTypes.Type(value = Scope.Sql.class, name = "sql"),
+  @JsonSubTypes.Type(value = Scope.Upload.class, name = "upload")
 })
-public sealed interface Scope extends CborSerializable permits Scope.Csv, Scope.Inline, Scope.Sql {
+public sealed interface Scope extends CborSerializable
+    permits Scope.Csv, Scope.Inline, Scope.Sql, Scope.Upload {
 
   /**
-   * A CSV file with the header {@code accountId,cursor}, read from the node that creates the run; a
-   * relative path is resolved against that node's working directory.
+   * A CSV file with the header {@code accountId,cursor} in the scope directory ({@code
+   * fencekeeper.scope-dir}) of the node that creates the run; the path is relative to it and cannot
+   * leave it.
    */
   record Csv(String path) implements Scope {
     public Csv {
@@ -65,4 +68,11 @@ public sealed interface Scope extends CborSerializable permits Scope.Csv, Scope.
       }
     }
   }
+
+  /**
+   * A CSV sent by the caller with the request: {@code POST /api/runs} with a {@code text/csv} body,
+   * or the {@code run} command streaming its {@code --accounts} file. The request records only that
+   * the accounts were uploaded; their digest tells one upload from another.
+   */
+  record Upload() implements Scope {}
 }

@@ -7,7 +7,7 @@ import java.util.List;
  * wrong (the file, the header, every bad row up to a cap); {@link #problems()} lists the bad rows
  * one per entry for callers that render them separately.
  */
-public final class ScopeException extends RuntimeException {
+public class ScopeException extends RuntimeException {
 
   private final List<String> problems;
 

@@ -1,92 +1,84 @@
 package io.fencekeeper.run.scope;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.nio.charset.MalformedInputException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.Reader;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
-import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.ResultSet;
-import java.sql.ResultSetMetaData;
-import java.sql.SQLException;
-import java.sql.SQLTimeoutException;
-import java.sql.Statement;
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
-import java.util.function.Consumer;
 
 /**
- * Reads a run's scope as a stream of account batches, validating every account on the way, so a
- * million-account scope never sits in memory (only a fingerprint per account does, for duplicate
- * detection; see {@code AccountFingerprints}).
+ * Reads a run's scope as a stream of account batches into a {@link ScopeSink}, validating every
+ * account on the way, so a million-account scope never sits in memory: the reader holds one batch
+ * and the first problems, the sink (the {@code run_item} table) finds repeated accounts.
  *
  * <p>Batches are delivered while reading. A read that ends in a {@link ScopeException} has
- * delivered some batches already: the caller stages what it receives and discards all of it on the
- * exception; only a returned {@link ScopeSummary} means the scope is complete and valid. After the
- * first problem no further batch is delivered, but reading goes on so that the exception lists
- * every bad row (the first {@value AccountIntake#REPORTED_PROBLEMS} with their line, index or row
- * number, then a count of the rest).
+ * delivered some batches already: the caller discards all of them; only a returned {@link
+ * ScopeSummary} means the scope is complete and valid. Reading goes on after a bad row so that the
+ * exception lists every bad row (the first {@value AccountIntake#REPORTED_PROBLEMS} with their
+ * line, index or row number, then a count of the rest), but stops at once past {@code
+ * max-items-per-run}.
  *
  * <p>Every source is held to the same rules: accountId and cursor are item id segments, an
- * account+cursor pair appears once, and a scope has at least one account.
+ * account+cursor pair appears once, and a scope has at least one account. No message quotes what a
+ * file or a query returned, only where and which rule: see {@link AccountIntake}.
  */
 public final class ScopeReader {
 
-  public static final int DEFAULT_BATCH_SIZE = 1000;
-  public static final Duration DEFAULT_SQL_TIMEOUT = Duration.ofMinutes(5);
-
   private static final String HEADER = "accountId,cursor";
 
-  private final Optional<SqlSource> sqlSource;
-  private final int batchSize;
-  private final Duration sqlTimeout;
+  private final ScopeSettings settings;
+  private final ScopeDirectory directory;
 
-  public ScopeReader(Optional<SqlSource> sqlSource) {
-    this(sqlSource, DEFAULT_BATCH_SIZE, DEFAULT_SQL_TIMEOUT);
-  }
-
-  public ScopeReader(Optional<SqlSource> sqlSource, int batchSize, Duration sqlTimeout) {
-    if (batchSize < 1) {
-      throw new IllegalArgumentException("batchSize must be at least 1, got " + batchSize);
+  public ScopeReader(ScopeSettings settings) {
+    this.settings = Objects.requireNonNull(settings, "settings");
+    this.directory = new ScopeDirectory(settings.scopeDir());
+    try {
+      Files.createDirectories(settings.scopeDir());
+    } catch (IOException e) {
+      // reported when a CSV scope is read: "the scope directory has not been created"
     }
-    if (sqlTimeout.toSeconds() < 1) {
-      throw new IllegalArgumentException("sqlTimeout must be at least 1s, got " + sqlTimeout);
-    }
-    this.sqlSource = Objects.requireNonNull(sqlSource, "sqlSource");
-    this.batchSize = batchSize;
-    this.sqlTimeout = sqlTimeout;
   }
 
   /**
-   * Streams the scope's accounts to {@code batches} in order, in batches of at most the batch size.
+   * Streams a scope the node reads itself (inline, a CSV file in the scope directory, a SQL query)
+   * to {@code sink} in order, in batches of at most the batch size.
    *
    * @return the number of accounts and their digest, once all are read and valid
    * @throws ScopeException when the scope cannot be read or any account is invalid; batches already
    *     delivered must be discarded
    */
-  public ScopeSummary read(Scope scope, Consumer<List<AccountCursor>> batches) {
+  public ScopeSummary read(Scope scope, ScopeSink sink) {
     Objects.requireNonNull(scope, "scope");
-    Objects.requireNonNull(batches, "batches");
+    Objects.requireNonNull(sink, "sink");
     if (scope instanceof Scope.Csv csv) {
-      return readCsv(csv, batches);
+      return readFile(csv, sink);
     } else if (scope instanceof Scope.Inline inline) {
-      return readInline(inline, batches);
+      return readInline(inline, sink);
     } else if (scope instanceof Scope.Sql sql) {
-      return readSql(sql, batches);
+      return readSql(sql, sink);
+    } else if (scope instanceof Scope.Upload) {
+      throw new ScopeException("an uploaded scope needs its CSV: none was sent");
     }
     throw new IllegalArgumentException("unknown scope " + scope);
   }
 
-  private ScopeSummary readInline(Scope.Inline inline, Consumer<List<AccountCursor>> batches) {
-    AccountIntake intake =
-        new AccountIntake("inline scope", i -> "accounts[" + i + "]", batchSize, batches);
+  /**
+   * Streams an uploaded CSV ({@code accountId,cursor} header) to {@code sink}; the caller closes
+   * {@code upload}. Reading stops at the end of the stream or past {@code max-items-per-run}.
+   */
+  public ScopeSummary readUpload(InputStream upload, ScopeSink sink) {
+    Objects.requireNonNull(upload, "upload");
+    return readCsv("uploaded CSV", upload, sink);
+  }
+
+  private ScopeSummary readInline(Scope.Inline inline, ScopeSink sink) {
+    AccountIntake intake = intake("inline scope", (i, column) -> "accounts[" + i + "]", sink);
     List<AccountCursor> accounts = inline.accounts();
     for (int i = 0; i < accounts.size(); i++) {
       intake.accept(i, accounts.get(i).accountId(), accounts.get(i).cursor());
@@ -94,46 +86,48 @@ public final class ScopeReader {
     return intake.finish();
   }
 
-  private ScopeSummary readCsv(Scope.Csv csv, Consumer<List<AccountCursor>> batches) {
+  private ScopeSummary readFile(Scope.Csv csv, ScopeSink sink) {
+    Path path = directory.resolve(csv.path());
     String source = "scope CSV '" + csv.path() + "'";
-    Path path;
+    try (InputStream in = Files.newInputStream(path)) {
+      return readCsv(source, in, sink);
+    } catch (IOException e) {
+      throw new ScopeException(source + " cannot be opened", e);
+    }
+  }
+
+  private ScopeSummary readCsv(String source, InputStream in, ScopeSink sink) {
+    Reader reader =
+        new InputStreamReader(
+            in,
+            StandardCharsets.UTF_8
+                .newDecoder()
+                .onMalformedInput(CodingErrorAction.REPORT)
+                .onUnmappableCharacter(CodingErrorAction.REPORT));
+    CsvLines lines = new CsvLines(reader);
     try {
-      path = Path.of(csv.path());
-    } catch (InvalidPathException e) {
-      throw new ScopeException(source + " is not a valid path: " + e.getReason());
-    }
-    if (!Files.exists(path)) {
-      throw new ScopeException(
-          source + " does not exist (looked for " + path.toAbsolutePath().normalize() + ")");
-    }
-    if (!Files.isRegularFile(path)) {
-      throw new ScopeException(source + " is not a regular file");
-    }
-    long line = 0;
-    try (BufferedReader in = Files.newBufferedReader(path, StandardCharsets.UTF_8)) {
-      String text = in.readLine();
-      line++;
-      while (text != null && (text.isBlank() || text.equals("\uFEFF"))) {
-        text = in.readLine();
-        line++;
+      String text = lines.next();
+      while (text != null && text != CsvLines.TOO_LONG && isBlank(text)) {
+        text = lines.next();
       }
       if (text == null) {
         throw new ScopeException(source + " is empty: the first line must be the header " + HEADER);
       }
-      if (!isHeader(text)) {
+      if (text == CsvLines.TOO_LONG || !isHeader(text)) {
         throw new ScopeException(
-            source
-                + " line "
-                + line
-                + ": the header must be exactly "
-                + HEADER
-                + " (got '"
-                + abbreviate(text)
-                + "')");
+            source + " line " + lines.number() + ": the header must be exactly " + HEADER);
       }
-      AccountIntake intake = new AccountIntake(source, n -> "line " + n, batchSize, batches);
-      while ((text = in.readLine()) != null) {
-        line++;
+      AccountIntake intake =
+          intake(
+              source,
+              (n, column) -> column == 0 ? "line " + n : "line " + n + ", column " + column,
+              sink);
+      while ((text = lines.next()) != null) {
+        long line = lines.number();
+        if (text == CsvLines.TOO_LONG) {
+          intake.problem(line, "longer than " + CsvLines.MAX_LINE + " characters");
+          continue;
+        }
         if (text.isBlank()) {
           continue;
         }
@@ -145,13 +139,21 @@ public final class ScopeReader {
         }
       }
       return intake.finish();
-    } catch (MalformedInputException e) {
-      throw new ScopeException(source + " is not UTF-8 text (at line " + (line + 1) + ")", e);
-    } catch (AccessDeniedException e) {
-      throw new ScopeException(source + " cannot be read: permission denied", e);
+    } catch (CharacterCodingException e) {
+      throw new ScopeException(
+          source + " is not UTF-8 text (at line " + (lines.number() + 1) + ")", e);
     } catch (IOException e) {
-      throw new ScopeException(source + " cannot be read: " + e.getMessage(), e);
+      // the cause may be the upload's size limit; callers look at it, the message names no path
+      throw new ScopeException(source + " could not be read to the end", e);
     }
+  }
+
+  private AccountIntake intake(String source, AccountIntake.Where where, ScopeSink sink) {
+    return new AccountIntake(source, where, settings.batchSize(), settings.maxItemsPerRun(), sink);
+  }
+
+  private static boolean isBlank(String line) {
+    return line.isBlank() || line.equals("\uFEFF");
   }
 
   private static boolean isHeader(String line) {
@@ -169,96 +171,19 @@ public final class ScopeReader {
     return field;
   }
 
-  private ScopeSummary readSql(Scope.Sql sql, Consumer<List<AccountCursor>> batches) {
+  private ScopeSummary readSql(Scope.Sql sql, ScopeSink sink) {
     SqlSource source =
-        sqlSource.orElseThrow(
-            () ->
-                new ScopeException(
-                    "no scope SQL data source is configured (fencekeeper.scope-sql.url)"));
+        settings
+            .sqlSource()
+            .orElseThrow(
+                () ->
+                    new ScopeException(
+                        "no scope SQL data source is configured (fencekeeper.scope-sql.url)"));
     String query = SelectOnly.require(sql.query());
-    Connection connection;
-    try {
-      connection = DriverManager.getConnection(source.url(), source.user(), source.password());
-    } catch (SQLException e) {
-      throw new ScopeException(
-          "cannot connect to the scope SQL data source " + source.url() + ": " + e.getMessage(), e);
-    }
-    try (connection) {
-      connection.setReadOnly(true);
-      // PostgreSQL honours the fetch size only inside a transaction; read-only, nothing to commit
-      connection.setAutoCommit(false);
-      try (Statement statement =
-          connection.createStatement(ResultSet.TYPE_FORWARD_ONLY, ResultSet.CONCUR_READ_ONLY)) {
-        statement.setFetchSize(batchSize);
-        statement.setQueryTimeout((int) Math.min(Integer.MAX_VALUE, sqlTimeout.toSeconds()));
-        try (ResultSet rows = statement.executeQuery(query)) {
-          int[] columns = accountColumns(rows.getMetaData());
-          AccountIntake intake =
-              new AccountIntake("scope SQL query", n -> "row " + n, batchSize, batches);
-          long row = 0;
-          while (rows.next()) {
-            row++;
-            intake.accept(
-                row, strip(rows.getString(columns[0])), strip(rows.getString(columns[1])));
-          }
-          return intake.finish();
-        }
-      } finally {
-        connection.rollback();
-      }
-    } catch (SQLTimeoutException e) {
-      throw timedOut(e);
-    } catch (SQLException e) {
-      if ("57014".equals(e.getSQLState())) { // PostgreSQL: canceling statement due to timeout
-        throw timedOut(e);
-      }
-      throw new ScopeException("scope SQL query failed: " + e.getMessage(), e);
-    }
-  }
-
-  private ScopeException timedOut(SQLException e) {
-    return new ScopeException(
-        "scope SQL query did not finish within " + sqlTimeout.toSeconds() + "s", e);
-  }
-
-  /** The positions of the account id and cursor columns; the message lists what came back. */
-  private static int[] accountColumns(ResultSetMetaData meta) throws SQLException {
-    int account = 0;
-    int cursor = 0;
-    List<String> labels = new ArrayList<>();
-    for (int i = 1; i <= meta.getColumnCount(); i++) {
-      String label = meta.getColumnLabel(i);
-      labels.add(label);
-      if (account == 0
-          && (label.equalsIgnoreCase("account_id") || label.equalsIgnoreCase("accountId"))) {
-        account = i;
-      } else if (cursor == 0 && label.equalsIgnoreCase("cursor")) {
-        cursor = i;
-      }
-    }
-    if (account == 0 || cursor == 0) {
-      List<String> missing = new ArrayList<>();
-      if (account == 0) {
-        missing.add("account_id (or accountId)");
-      }
-      if (cursor == 0) {
-        missing.add("cursor");
-      }
-      throw new ScopeException(
-          "scope SQL query must return the columns account_id (or accountId) and cursor; missing "
-              + String.join(" and ", missing)
-              + ", it returned "
-              + labels);
-    }
-    return new int[] {account, cursor};
-  }
-
-  private static String strip(String value) {
-    // CHAR columns come back padded; whitespace is never part of an id
-    return value == null ? null : value.strip();
-  }
-
-  private static String abbreviate(String text) {
-    return text.length() <= 60 ? text : text.substring(0, 60) + "...";
+    AccountIntake intake = intake("scope SQL query", (n, column) -> "row " + n, sink);
+    new SqlScopeQuery(
+            source, settings.sqlTimeout(), settings.maxItemsPerRun(), settings.batchSize())
+        .run(query, (row, accountId, cursor) -> intake.accept(row, accountId, cursor));
+    return intake.finish();
   }
 }

@@ -5,9 +5,10 @@ import java.util.Optional;
 
 /**
  * The database a {@link Scope.Sql} query runs against (the support database), configured under
- * {@code fencekeeper.scope-sql { url, user, password }}. Give it a read-only role: the reader also
- * opens the connection read-only and refuses anything but a single SELECT, but the role is what a
- * database enforces everywhere.
+ * {@code fencekeeper.scope-sql { url, user, password }}. Give it a role that may only read the
+ * support tables: the reader runs the query in a read-only transaction and refuses a superuser
+ * (PostgreSQL) or an admin on a writable database (H2), see {@code SqlScopeQuery} and
+ * docs/security.md; the role is what the database enforces everywhere.
  */
 public record SqlSource(String url, String user, String password) {
 

@@ -69,7 +69,8 @@ class ScopeJsonTest {
             () -> json.readValue("{\"type\":\"xml\",\"path\":\"a\"}", Scope.class));
 
     assertTrue(e.getOriginalMessage().contains("'xml'"), e.getOriginalMessage());
-    assertTrue(e.getOriginalMessage().contains("[csv, inline, sql]"), e.getOriginalMessage());
+    assertTrue(
+        e.getOriginalMessage().contains("[csv, inline, sql, upload]"), e.getOriginalMessage());
   }
 
   @Test

@@ -10,13 +10,12 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class ScopeReaderInlineTest {
 
-  private final ScopeReader reader = new ScopeReader(Optional.empty());
+  private final ScopeReader reader = new ScopeReader(ScopeSettings.in(Path.of("")));
 
   @Test
   void deliversAccountsInBatchesOfTheConfiguredSize() {
@@ -27,8 +26,8 @@ class ScopeReaderInlineTest {
     List<List<AccountCursor>> batches = new ArrayList<>();
 
     ScopeSummary summary =
-        new ScopeReader(Optional.empty(), 10, ScopeReader.DEFAULT_SQL_TIMEOUT)
-            .read(new Scope.Inline(accounts), batches::add);
+        new ScopeReader(ScopeSettings.in(Path.of("")).withBatchSize(10))
+            .read(new Scope.Inline(accounts), CollectingSink.into(batches::add));
 
     assertEquals(25, summary.count());
     assertEquals(List.of(10, 10, 5), batches.stream().map(List::size).toList());
@@ -42,7 +41,11 @@ class ScopeReaderInlineTest {
     Scope.Inline inline =
         new Scope.Inline(List.of(new AccountCursor("a-1", "c-1"), new AccountCursor("a-2", "c-2")));
 
-    assertEquals(reader.read(new Scope.Csv(csv.toString()), b -> {}), reader.read(inline, b -> {}));
+    ScopeReader inDir = new ScopeReader(ScopeSettings.in(dir));
+
+    assertEquals(
+        inDir.read(new Scope.Csv("a.csv"), CollectingSink.discarding()),
+        inDir.read(inline, CollectingSink.discarding()));
   }
 
   @Test
@@ -50,8 +53,10 @@ class ScopeReaderInlineTest {
     AccountCursor one = new AccountCursor("a-1", "c-1");
     AccountCursor two = new AccountCursor("a-2", "c-1");
 
-    ScopeSummary forward = reader.read(new Scope.Inline(List.of(one, two)), b -> {});
-    ScopeSummary backward = reader.read(new Scope.Inline(List.of(two, one)), b -> {});
+    ScopeSummary forward =
+        reader.read(new Scope.Inline(List.of(one, two)), CollectingSink.discarding());
+    ScopeSummary backward =
+        reader.read(new Scope.Inline(List.of(two, one)), CollectingSink.discarding());
 
     assertTrue(!forward.digest().equals(backward.digest()));
   }
@@ -64,12 +69,12 @@ class ScopeReaderInlineTest {
     ScopeException e =
         assertThrows(
             ScopeException.class,
-            () -> reader.read(new Scope.Inline(List.of(one, two, one, two)), b -> {}));
+            () ->
+                reader.read(
+                    new Scope.Inline(List.of(one, two, one, two)), CollectingSink.discarding()));
 
     assertEquals(
-        List.of(
-            "accounts[2]: duplicate of accounts[0] (accountId 'a-1', cursor 'c-1')",
-            "accounts[3]: duplicate of accounts[1] (accountId 'a-2', cursor 'c-1')"),
+        List.of("accounts[2]: duplicate of accounts[0]", "accounts[3]: duplicate of accounts[1]"),
         e.problems());
     assertTrue(e.getMessage().startsWith("inline scope has 2 invalid entries:"), e.getMessage());
   }
@@ -77,7 +82,9 @@ class ScopeReaderInlineTest {
   @Test
   void emptyInlineScopeHasNoAccounts() {
     ScopeException e =
-        assertThrows(ScopeException.class, () -> reader.read(new Scope.Inline(List.of()), b -> {}));
+        assertThrows(
+            ScopeException.class,
+            () -> reader.read(new Scope.Inline(List.of()), CollectingSink.discarding()));
 
     assertEquals("inline scope has no accounts", e.getMessage());
   }

@@ -1,9 +1,11 @@
 package io.fencekeeper.run.scope;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -12,17 +14,27 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** A SQL scope against a real database; one subclass per database the support side may run. */
 abstract class ScopeReaderSqlContract {
 
+  /** The source the reader uses: a role that may only read the support tables. */
   abstract SqlSource source();
 
+  /** The owner of the test tables, for setting up and for checking that nothing changed. */
+  abstract SqlSource owner();
+
+  /** Lets the reading role read the accounts table. */
+  abstract void grantRead() throws SQLException;
+
   ScopeReader reader() {
-    return new ScopeReader(Optional.of(source()));
+    return reader(source());
+  }
+
+  static ScopeReader reader(SqlSource source) {
+    return new ScopeReader(ScopeSettings.in(Path.of("")).withSqlSource(source));
   }
 
   @BeforeEach
@@ -30,6 +42,7 @@ abstract class ScopeReaderSqlContract {
     execute("DROP TABLE IF EXISTS accounts");
     execute(
         "CREATE TABLE accounts (seq INT PRIMARY KEY, account_id VARCHAR(64), cursor VARCHAR(64))");
+    grantRead();
   }
 
   @Test
@@ -41,7 +54,7 @@ abstract class ScopeReaderSqlContract {
         reader()
             .read(
                 new Scope.Sql("SELECT account_id, cursor FROM accounts ORDER BY seq"),
-                batches::add);
+                CollectingSink.into(batches::add));
 
     assertEquals(1500, summary.count());
     assertEquals(List.of(1000, 500), batches.stream().map(List::size).toList());
@@ -57,9 +70,9 @@ abstract class ScopeReaderSqlContract {
         reader()
             .read(
                 new Scope.Sql("select account_id, cursor from accounts order by seq;"),
-                inline::addAll);
+                CollectingSink.into(inline::addAll));
 
-    assertEquals(fromSql, reader().read(new Scope.Inline(inline), b -> {}));
+    assertEquals(fromSql, reader().read(new Scope.Inline(inline), CollectingSink.discarding()));
   }
 
   @Test
@@ -70,7 +83,7 @@ abstract class ScopeReaderSqlContract {
         reader()
             .read(
                 new Scope.Sql("select cursor, account_id as accountId from accounts order by seq"),
-                b -> {});
+                CollectingSink.discarding());
 
     assertEquals(2, summary.count());
   }
@@ -84,7 +97,9 @@ abstract class ScopeReaderSqlContract {
             ScopeException.class,
             () ->
                 reader()
-                    .read(new Scope.Sql("select account_id as id, seq from accounts"), b -> {}));
+                    .read(
+                        new Scope.Sql("select account_id as id, seq from accounts"),
+                        CollectingSink.discarding()));
 
     assertTrue(
         e.getMessage()
@@ -108,14 +123,15 @@ abstract class ScopeReaderSqlContract {
                 reader()
                     .read(
                         new Scope.Sql("select account_id, cursor from accounts order by seq"),
-                        b -> {}));
+                        CollectingSink.discarding()));
 
     assertEquals(
         List.of(
-            "row 3: duplicate of row 1 (accountId 'acct-00000', cursor 'cur-0')",
-            "row 4: accountId must be 1-128 characters of letters, digits or ._:@+=- (got 'acct 11')",
-            "row 5: cursor must be 1-128 characters of letters, digits or ._:@+=- (got nothing)"),
+            "row 3: duplicate of row 1",
+            "row 4: accountId must be 1-128 characters of letters, digits or ._:@+=-",
+            "row 5: cursor must be 1-128 characters of letters, digits or ._:@+=-"),
         e.problems());
+    assertFalse(e.getMessage().contains("acct"), "no row value is echoed: " + e.getMessage());
   }
 
   @Test
@@ -123,7 +139,11 @@ abstract class ScopeReaderSqlContract {
     ScopeException e =
         assertThrows(
             ScopeException.class,
-            () -> reader().read(new Scope.Sql("select account_id, cursor from accounts"), b -> {}));
+            () ->
+                reader()
+                    .read(
+                        new Scope.Sql("select account_id, cursor from accounts"),
+                        CollectingSink.discarding()));
 
     assertEquals("scope SQL query has no accounts", e.getMessage());
   }
@@ -144,7 +164,11 @@ abstract class ScopeReaderSqlContract {
 
     assertEquals(
         3,
-        reader().read(new Scope.Sql("select account_id, cursor from accounts"), b -> {}).count());
+        reader()
+            .read(
+                new Scope.Sql("select account_id, cursor from accounts"),
+                CollectingSink.discarding())
+            .count());
   }
 
   @Test
@@ -157,22 +181,69 @@ abstract class ScopeReaderSqlContract {
                 new Scope.Sql(
                     "-- nightly scope\nselect account_id, cursor as \"cursor\" from accounts"
                         + " where cursor <> 'update' /* not a write */"),
-                b -> {});
+                CollectingSink.discarding());
 
     assertEquals(2, summary.count());
   }
 
   @Test
-  void failingQueryIsReportedWithTheDatabaseMessage() {
+  void aFailingQueryIsReportedBySqlStateAndRuleNeverByTheDriversMessage() {
     ScopeException e =
         assertThrows(
             ScopeException.class,
             () ->
                 reader()
-                    .read(new Scope.Sql("select account_id, cursor from no_such_table"), b -> {}));
+                    .read(
+                        new Scope.Sql("select account_id, cursor\nfrom no_such_table"),
+                        CollectingSink.discarding()));
 
-    assertTrue(e.getMessage().startsWith("scope SQL query failed: "), e.getMessage());
-    assertTrue(e.getMessage().toLowerCase().contains("no_such_table"), e.getMessage());
+    assertTrue(e.getMessage().startsWith("scope SQL query failed"), e.getMessage());
+    assertTrue(e.getMessage().contains("a table or view does not exist"), e.getMessage());
+    assertTrue(e.getMessage().contains("(SQLState "), e.getMessage());
+    assertFalse(e.getMessage().contains("jdbc:"), e.getMessage());
+    assertFalse(e.getMessage().toLowerCase().contains("no_such_table"), e.getMessage());
+  }
+
+  @Test
+  void rowValuesNeverComeBackInAnError() throws SQLException {
+    insert(1, "acct-1", "cur-1");
+    insert(2, "secret value", "cur-2");
+    insert(3, "acct-1", "cur-1");
+
+    ScopeException e =
+        assertThrows(
+            ScopeException.class,
+            () ->
+                reader()
+                    .read(
+                        new Scope.Sql("select account_id, cursor from accounts order by seq"),
+                        CollectingSink.discarding()));
+
+    assertEquals(
+        List.of(
+            "row 2: accountId must be 1-128 characters of letters, digits or ._:@+=-",
+            "row 3: duplicate of row 1"),
+        e.problems());
+    assertFalse(e.getMessage().contains("secret"), e.getMessage());
+  }
+
+  @Test
+  void moreRowsThanARunMayHaveAreRefusedNamingTheLimit() throws SQLException {
+    insertAccounts(12);
+    ScopeReader capped =
+        new ScopeReader(
+            ScopeSettings.in(Path.of("")).withSqlSource(source()).withMaxItemsPerRun(10));
+
+    ScopeTooLarge e =
+        assertThrows(
+            ScopeTooLarge.class,
+            () ->
+                capped.read(
+                    new Scope.Sql("select account_id, cursor from accounts"),
+                    CollectingSink.discarding()));
+
+    assertEquals(10, e.limit());
+    assertTrue(e.getMessage().contains("fencekeeper.max-items-per-run"), e.getMessage());
   }
 
   void insertAccounts(int count) throws SQLException {
@@ -217,12 +288,14 @@ abstract class ScopeReaderSqlContract {
   }
 
   private Connection connect() throws SQLException {
-    return DriverManager.getConnection(source().url(), source().user(), source().password());
+    return DriverManager.getConnection(owner().url(), owner().user(), owner().password());
   }
 
   private void assertRefused(String query, String reason) {
     ScopeException e =
-        assertThrows(ScopeException.class, () -> reader().read(new Scope.Sql(query), b -> {}));
+        assertThrows(
+            ScopeException.class,
+            () -> reader().read(new Scope.Sql(query), CollectingSink.discarding()));
     assertTrue(e.getMessage().contains(reason), e.getMessage());
   }
 }
