@@ -27,23 +27,33 @@ public final class AuditCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     out = System.out;
     err = System.err;
-    Optional<JsonNode> fetched = api.get("/api/items/" + ApiClient.segment(itemId) + "/audit", err);
-    if (fetched.isEmpty()) {
-      return 1;
+    String path = "/api/items/" + ApiClient.segment(itemId) + "/audit?limit=1000";
+    Optional<JsonNode> fetched = api.get(path, err);
+    boolean first = true;
+    // the API answers a page at a time; "next" is there while more may follow
+    while (fetched.isPresent()) {
+      JsonNode body = fetched.get();
+      if (api.printedAsJson(body, out)) {
+        // JSON lines: one page per line, in order
+      } else {
+        if (first) {
+          out.println(body.path("itemId").asText());
+        }
+        for (JsonNode event : body.path("events")) {
+          out.printf(
+              "%5d  %s  %-22s %s%n",
+              event.path("sequenceNr").asLong(),
+              event.path("at").asText(),
+              event.path("type").asText(),
+              api.mapper.writeValueAsString(event.path("fields")));
+        }
+      }
+      first = false;
+      if (!body.has("next")) {
+        return 0;
+      }
+      fetched = api.get(path + "&after=" + body.path("next").asLong(), err);
     }
-    JsonNode body = fetched.get();
-    if (api.printedAsJson(body, out)) {
-      return 0;
-    }
-    out.println(body.path("itemId").asText());
-    for (JsonNode event : body.path("events")) {
-      out.printf(
-          "%5d  %s  %-22s %s%n",
-          event.path("sequenceNr").asLong(),
-          event.path("at").asText(),
-          event.path("type").asText(),
-          api.mapper.writeValueAsString(event.path("fields")));
-    }
-    return 0;
+    return first ? 1 : 2;
   }
 }

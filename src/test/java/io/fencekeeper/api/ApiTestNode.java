@@ -55,6 +55,11 @@ final class ApiTestNode implements AutoCloseable {
   }
 
   private ApiTestNode(java.util.Map<String, Object> configOverrides) throws Exception {
+    this(configOverrides, TOKEN);
+  }
+
+  private ApiTestNode(java.util.Map<String, Object> configOverrides, String token)
+      throws Exception {
     Path dir = Files.createTempDirectory("fk-api");
     java.util.Map<String, Object> overrides = TestNodes.overrides(TestDatabases.h2File(dir), dir);
     overrides.putAll(configOverrides);
@@ -64,7 +69,7 @@ final class ApiTestNode implements AutoCloseable {
             .workers(0)
             .start()
             .awaitUp(Duration.ofSeconds(60));
-    ApiSettings settings = ApiSettings.from(node.settings()).withPort(0).withToken(TOKEN);
+    ApiSettings settings = ApiSettings.from(node.settings()).withPort(0).withToken(token);
     var binding =
         HttpApi.start(node, settings, metrics).toCompletableFuture().get(30, TimeUnit.SECONDS);
     port = binding.localAddress().getPort();
@@ -77,6 +82,31 @@ final class ApiTestNode implements AutoCloseable {
       return new ApiTestNode();
     } catch (Exception e) {
       throw new IllegalStateException("API test node did not start", e);
+    }
+  }
+
+  /** A node of its own on loopback without any token, as the embedded default runs. */
+  static ApiTestNode freshWithoutToken() {
+    try {
+      return new ApiTestNode(java.util.Map.of(), "");
+    } catch (Exception e) {
+      throw new IllegalStateException("API test node did not start", e);
+    }
+  }
+
+  /**
+   * Sends {@code request} (a whole HTTP/1.1 request, CRLF line ends) on a socket of its own and
+   * returns the raw answer: for what a well-behaved HTTP client would refuse to send (an illegal
+   * path, a foreign Host header).
+   */
+  String raw(String request) {
+    try (java.net.Socket socket = new java.net.Socket("127.0.0.1", port)) {
+      socket.setSoTimeout(10_000);
+      socket.getOutputStream().write(request.getBytes(StandardCharsets.UTF_8));
+      socket.getOutputStream().flush();
+      return new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     }
   }
 

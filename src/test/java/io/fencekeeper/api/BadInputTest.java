@@ -223,6 +223,7 @@ class BadInputTest {
         api.send(
             HttpRequest.newBuilder(URI.create(api.base + "/api/governor"))
                 .header("Authorization", "Bearer " + ApiTestNode.TOKEN)
+                .header("Content-Type", "application/json")
                 .PUT(
                     HttpRequest.BodyPublishers.ofString(
                         "{\"normalCap\":-1,\"burstCap\":4,\"minCap\":1}")),

@@ -24,15 +24,18 @@ class CliOverHttpTest {
         "/api/items/" + ApiTestNode.seg(itemId) + "/claim",
         "{\"workerId\":\"w-cli\",\"leaseMillis\":30000}");
 
-    String one = run(new StatusCommand(), "--url", api.base, runId);
+    String one = run(new StatusCommand(), "--url", api.base, "--token", ApiTestNode.TOKEN, runId);
     assertTrue(one.contains(runId) && one.contains("done 0/1"), one);
 
-    String audit = run(new AuditCommand(), "--url", api.base, itemId);
+    String audit = run(new AuditCommand(), "--url", api.base, "--token", ApiTestNode.TOKEN, itemId);
     assertTrue(audit.contains("LeaseGranted"), audit);
     assertTrue(audit.contains("w-cli"), audit);
-    String runs = run(new StatusCommand(), "--url", api.base);
+    String runs = run(new StatusCommand(), "--url", api.base, "--token", ApiTestNode.TOKEN);
     assertTrue(runs.contains(runId) && runs.contains("RUNNING"), runs);
-    assertEquals(1, new CommandLine(new AuditCommand()).execute("--url", api.base, "bad-id"));
+    assertEquals(
+        1,
+        new CommandLine(new AuditCommand())
+            .execute("--url", api.base, "--token", ApiTestNode.TOKEN, "bad-id"));
   }
 
   @Test
@@ -64,11 +67,13 @@ class CliOverHttpTest {
                           "--deadline",
                           ApiTestNode.DEADLINE));
       // the node has no workers: the run stays RUNNING until it is cancelled
+      // a GET finds the run as soon as it is STAGING; cancel needs it RUNNING
       ApiTestNode.await(
-          () -> api.get("/api/runs/" + ApiTestNode.seg(runId)).status(),
-          status -> status == 200,
+          () -> api.get("/api/runs/" + ApiTestNode.seg(runId)),
+          answer ->
+              answer.status() == 200 && answer.tree().path("state").asText().equals("RUNNING"),
           java.time.Duration.ofSeconds(30),
-          "the uploaded run");
+          "the uploaded run to be RUNNING");
       assertEquals(200, api.post("/api/runs/" + ApiTestNode.seg(runId) + "/cancel", null).status());
       assertEquals(3, exit.get(60, java.util.concurrent.TimeUnit.SECONDS), bytes.toString());
     } finally {

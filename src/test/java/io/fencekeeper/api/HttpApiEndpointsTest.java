@@ -220,6 +220,7 @@ class HttpApiEndpointsTest {
         api.send(
             HttpRequest.newBuilder(URI.create(api.base + "/api/governor"))
                 .header("Authorization", "Bearer " + ApiTestNode.TOKEN)
+                .header("Content-Type", "application/json")
                 .PUT(
                     HttpRequest.BodyPublishers.ofString(
                         "{\"normalCap\":4,\"burstCap\":12,\"minCap\":2}")),
@@ -230,6 +231,7 @@ class HttpApiEndpointsTest {
         api.send(
             HttpRequest.newBuilder(URI.create(api.base + "/api/governor"))
                 .header("Authorization", "Bearer " + ApiTestNode.TOKEN)
+                .header("Content-Type", "application/json")
                 .PUT(
                     HttpRequest.BodyPublishers.ofString(
                         "{\"normalCap\":20,\"burstCap\":12,\"minCap\":2}")),

@@ -1,0 +1,129 @@
+package io.fencekeeper.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.fencekeeper.provider.sim.SimFaults;
+import io.fencekeeper.provider.sim.SimProviderServer;
+import java.io.IOException;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.NetworkInterface;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * What a deployment gets without anyone thinking about it (issue 12, finding 10): no working secret
+ * in the compose file, an image that does not run as root, a node that will not put the cluster
+ * port on a network in plain TCP by accident, and a simulated provider whose fault knobs answer
+ * only on its own machine.
+ */
+class DeploymentDefaultsTest {
+
+  static final Path ROOT = Path.of("").toAbsolutePath();
+
+  @TempDir Path dir;
+
+  @Test
+  void composeTakesItsSecretsFromADotEnvThatIsNeverCommitted() throws IOException {
+    String compose = Files.readString(ROOT.resolve("docker-compose.yml"));
+    assertTrue(compose.contains("FENCEKEEPER_API_TOKEN: ${FENCEKEEPER_API_TOKEN:?"), compose);
+    assertTrue(compose.contains("FENCEKEEPER_DB_PASSWORD: ${FENCEKEEPER_DB_PASSWORD:?"));
+    assertTrue(compose.contains("POSTGRES_PASSWORD: ${FENCEKEEPER_DB_PASSWORD:?"));
+    assertFalse(compose.contains("change-me"), "no placeholder token that would work");
+    assertTrue(Files.readAllLines(ROOT.resolve(".gitignore")).contains(".env"));
+    for (String line : Files.readAllLines(ROOT.resolve(".env.example"))) {
+      if (!line.startsWith("#") && line.contains("=")) {
+        assertTrue(line.endsWith("="), "the example ships no value: " + line);
+      }
+    }
+    // the private-network exception is stated where it is made, with where to read about it
+    int insecure = compose.indexOf("FENCEKEEPER_CLUSTER_INSECURE: \"true\"");
+    assertTrue(insecure > 0);
+    assertTrue(
+        compose.substring(Math.max(0, insecure - 400), insecure).contains("docs/cluster.md"));
+  }
+
+  @Test
+  void theImageRunsAsAnUnprivilegedUser() throws IOException {
+    List<String> users = new ArrayList<>();
+    for (String line : Files.readAllLines(ROOT.resolve("Dockerfile"))) {
+      if (line.startsWith("USER ")) {
+        users.add(line.substring(5).trim());
+      }
+    }
+    assertFalse(users.isEmpty(), "the Dockerfile sets a USER");
+    String last = users.get(users.size() - 1);
+    assertFalse(last.equals("root") || last.equals("0"), last);
+  }
+
+  @Test
+  void serveRefusesToPutTheClusterPortOnANetworkInPlainTcp() throws Exception {
+    List<String> command = new ArrayList<>(ProcessCluster.javaCommand());
+    command.addAll(List.of("io.fencekeeper.cli.Main", "serve"));
+    ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+    builder.redirectOutput(dir.resolve("serve.log").toFile());
+    builder.environment().put("FENCEKEEPER_DATA_DIR", dir.resolve("data").toString());
+    builder.environment().put("FENCEKEEPER_REMOTE_HOST", "192.0.2.77");
+    builder.environment().remove("FENCEKEEPER_CLUSTER_INSECURE");
+    Process serve = builder.start();
+    assertTrue(serve.waitFor(60, TimeUnit.SECONDS), "serve exits instead of starting");
+    String log = Files.readString(dir.resolve("serve.log"));
+    assertEquals(78, serve.exitValue(), log);
+    assertTrue(log.contains("FENCEKEEPER_CLUSTER_INSECURE"), log);
+  }
+
+  @Test
+  void theSimulatedProvidersAdminAnswersOnlyOnItsOwnMachine() throws Exception {
+    Optional<InetAddress> external = nonLoopbackAddress();
+    assumeTrue(external.isPresent(), "this machine has no non-loopback IPv4 address");
+    try (SimProviderServer sim = SimProviderServer.start("0.0.0.0", 0, SimFaults.NONE, 1L, 4)) {
+      HttpClient http = HttpClient.newHttpClient();
+      String remote = "http://" + external.get().getHostAddress() + ":" + sim.port();
+      HttpResponse<String> refused =
+          http.send(
+              HttpRequest.newBuilder(URI.create(remote + "/admin/reset"))
+                  .timeout(Duration.ofSeconds(10))
+                  .POST(HttpRequest.BodyPublishers.noBody())
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      assertEquals(403, refused.statusCode(), refused.body());
+      assertTrue(refused.body().contains("\"error\":\"forbidden\""), refused.body());
+      HttpResponse<String> local =
+          http.send(
+              HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + sim.port() + "/admin/reset"))
+                  .timeout(Duration.ofSeconds(10))
+                  .POST(HttpRequest.BodyPublishers.noBody())
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      assertEquals(204, local.statusCode());
+    }
+  }
+
+  static Optional<InetAddress> nonLoopbackAddress() throws IOException {
+    for (NetworkInterface nic : Collections.list(NetworkInterface.getNetworkInterfaces())) {
+      if (nic.isUp() && !nic.isLoopback()) {
+        for (InetAddress address : Collections.list(nic.getInetAddresses())) {
+          if (address instanceof Inet4Address) {
+            return Optional.of(address);
+          }
+        }
+      }
+    }
+    return Optional.empty();
+  }
+}
