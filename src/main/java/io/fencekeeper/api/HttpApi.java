@@ -2,6 +2,7 @@ package io.fencekeeper.api;
 
 import static org.apache.pekko.http.javadsl.server.Directives.complete;
 import static org.apache.pekko.http.javadsl.server.Directives.completeWithFuture;
+import static org.apache.pekko.http.javadsl.server.Directives.concat;
 import static org.apache.pekko.http.javadsl.server.Directives.extractRequest;
 import static org.apache.pekko.http.javadsl.server.Directives.extractStrictEntity;
 import static org.apache.pekko.http.javadsl.server.Directives.handleExceptions;
@@ -10,6 +11,7 @@ import static org.apache.pekko.http.javadsl.server.Directives.withSizeLimit;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fencekeeper.api.web.WebAssets;
 import io.fencekeeper.item.ItemAudit;
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.node.FencekeeperNode;
@@ -66,8 +68,10 @@ public final class HttpApi {
   private final ApiMetrics metrics;
   private final Map<ApiEndpoint, Handler> handlers = new EnumMap<>(ApiEndpoint.class);
   private final byte[] expectedAuthorization;
+  private final RunEventStreams events;
 
   HttpApi(
+      ActorSystem<?> system,
       ApiSettings settings,
       RunService runs,
       ItemGateway items,
@@ -109,12 +113,37 @@ public final class HttpApi {
     handlers.put(ApiEndpoint.PUT_GOVERNOR, ops::putGovernor);
     handlers.put(ApiEndpoint.METRICS, ops::metrics);
     handlers.put(ApiEndpoint.OPENAPI, ops::openApi);
+    // the dashboard's feeds and views (issue 15)
+    events =
+        new RunEventStreams(
+                system,
+                runs,
+                mapper,
+                view ->
+                    ApiViews.run(
+                        mapper, view, ApiViews.GovernorView.of(governor.get(), view.governor())),
+                maxEventStreams(system))
+            .start();
+    RunReport report = new RunReport(mapper, queries, metered, scopes, blocking);
+    ClusterStatus cluster = new ClusterStatus(system);
+    CallerRole role = new CallerRole(settings);
+    handlers.put(ApiEndpoint.RUN_LIST_EVENTS, events::runList);
+    handlers.put(ApiEndpoint.RUN_EVENTS, call -> events.run(call, run.requireRun(call)));
+    handlers.put(ApiEndpoint.RUN_REPORT, call -> report.report(call, run.requireRun(call)));
+    handlers.put(ApiEndpoint.CLUSTER, cluster::cluster);
+    handlers.put(ApiEndpoint.WHOAMI, role::whoami);
     for (ApiEndpoint endpoint : ApiEndpoint.values()) {
       if (!handlers.containsKey(endpoint)) {
         throw new IllegalStateException("no handler for " + endpoint);
       }
     }
     metrics.governor(governor::get);
+  }
+
+  private static int maxEventStreams(ActorSystem<?> system) {
+    String key = "fencekeeper.http.max-event-streams";
+    var config = system.settings().config();
+    return config.hasPath(key) ? config.getInt(key) : RunEventStreams.DEFAULT_MAX_STREAMS;
   }
 
   /**
@@ -146,6 +175,7 @@ public final class HttpApi {
     RunItemStore queries = node.runItems();
     HttpApi api =
         new HttpApi(
+            system,
             settings,
             node.runs(),
             node.items(),
@@ -161,13 +191,16 @@ public final class HttpApi {
                     node.settings().governor().burstCap(),
                     node.settings().governor().minCap())));
     CompletionStage<ServerBinding> binding =
-        Http.get(system).newServerAt(settings.host(), settings.port()).bind(api.route());
+        Http.get(system)
+            .newServerAt(settings.host(), settings.port())
+            .bind(concat(WebAssets.load().route(), api.route()));
     CoordinatedShutdown.get(system)
         .addTask(
             CoordinatedShutdown.PhaseServiceUnbind(),
             "fencekeeper-http-api-unbind",
             () ->
                 binding
+                    .whenComplete((bound, failure) -> api.events.close())
                     .thenCompose(bound -> bound.unbind())
                     .exceptionally(failure -> Done.getInstance())
                     .thenApply(
@@ -185,6 +218,7 @@ public final class HttpApi {
                     ? "bearer token required for mutations"
                     : "loopback, no token");
           } else {
+            api.events.close();
             blocking.shutdown();
           }
         });
@@ -246,7 +280,8 @@ public final class HttpApi {
       if (endpoint.mutating()) {
         authorize(request);
       }
-      ApiCall call = new ApiCall(endpoint, params, query(request), body);
+      String authorization = request.getHeader("Authorization").map(h -> h.value()).orElse("");
+      ApiCall call = new ApiCall(endpoint, params, query(request), body, authorization);
       answer = handlers.get(endpoint).apply(call);
     } catch (RuntimeException e) {
       answer = CompletableFuture.failedFuture(e);
@@ -327,6 +362,9 @@ public final class HttpApi {
 
   private HttpResponse toHttp(ApiResponse response) {
     HttpResponse http = HttpResponse.create().withStatus(StatusCodes.get(response.status()));
+    if (response.stream() != null) {
+      return response.stream().toHttp(http);
+    }
     if (response.text() != null) {
       return http.withEntity(
           HttpEntities.create(

@@ -1,5 +1,6 @@
 package io.fencekeeper.worker;
 
+import io.fencekeeper.CborSerializable;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.run.RunDispatcher;
 import java.util.ArrayList;
@@ -15,6 +16,7 @@ import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
+import org.apache.pekko.actor.typed.receptionist.ServiceKey;
 
 /**
  * The workers of one node: up to {@code capacity} attempts in flight, pulled from the dispatchers
@@ -24,6 +26,15 @@ import org.apache.pekko.actor.typed.receptionist.Receptionist;
 public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
 
   public sealed interface Command {}
+
+  /** Every node's pool, for the dashboard's cluster view. */
+  public static final ServiceKey<Command> SERVICE_KEY =
+      ServiceKey.create(Command.class, "worker-pool");
+
+  /** How busy is this pool (asked from any node). */
+  public record GetUse(ActorRef<Use> replyTo) implements Command, CborSerializable {}
+
+  public record Use(String node, int inFlight, int capacity) implements CborSerializable {}
 
   record DispatchersChanged(Set<ActorRef<RunDispatcher.Command>> dispatchers) implements Command {}
 
@@ -61,6 +72,7 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
         .getSystem()
         .receptionist()
         .tell(Receptionist.subscribe(RunDispatcher.SERVICE_KEY, listingAdapter));
+    context.getSystem().receptionist().tell(Receptionist.register(SERVICE_KEY, context.getSelf()));
   }
 
   @Override
@@ -69,7 +81,13 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
         .onMessage(DispatchersChanged.class, this::onDispatchersChanged)
         .onMessage(BatchReceived.class, this::onBatch)
         .onMessage(AttemptFinished.class, this::onAttemptFinished)
+        .onMessage(GetUse.class, this::onGetUse)
         .build();
+  }
+
+  private Behavior<Command> onGetUse(GetUse query) {
+    query.replyTo().tell(new Use(nodeName, inFlight, capacity));
+    return this;
   }
 
   private Behavior<Command> onDispatchersChanged(DispatchersChanged changed) {
