@@ -1,6 +1,7 @@
 package io.fencekeeper.api;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -9,7 +10,10 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 
-/** A small client of a node's HTTP API for the {@code status} and {@code audit} commands. */
+/**
+ * A small client of a node's HTTP API for the {@code status}, {@code audit} and {@code report}
+ * commands.
+ */
 public final class ApiClient {
 
   /** One answer: the status and the body as text. */
@@ -29,6 +33,23 @@ public final class ApiClient {
   /** An id with '/' as one percent-encoded path segment. */
   public static String segment(String id) {
     return URLEncoder.encode(id, StandardCharsets.UTF_8).replace("+", "%20");
+  }
+
+  /**
+   * A GET whose body is read as it arrives: an event stream, a report of a million lines. The
+   * timeout covers the wait for the answer's headers, not the reading.
+   */
+  public HttpResponse<InputStream> open(String path, String accept)
+      throws IOException, InterruptedException {
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(URI.create(base + path))
+            .timeout(Duration.ofSeconds(30))
+            .header("Accept", accept)
+            .GET();
+    if (!token.isEmpty()) {
+      request.header("Authorization", "Bearer " + token);
+    }
+    return http.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
   }
 
   public Answer get(String path) throws IOException, InterruptedException {

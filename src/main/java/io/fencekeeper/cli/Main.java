@@ -17,6 +17,7 @@ import picocli.CommandLine.Command;
       SimProviderCommand.class,
       StatusCommand.class,
       AuditCommand.class,
+      ReportCommand.class,
       BenchCommand.class
     })
 public final class Main implements Runnable {
