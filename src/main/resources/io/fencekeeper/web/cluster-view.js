@@ -12,6 +12,9 @@ function poolBar(workers) {
   return h('div', { class: 'progress' }, bar, h('span', { class: 'progress-text' }, `${num(workers.inFlight)} in flight of ${num(workers.capacity)}`));
 }
 
+// Pekko gives every member its data centre as a role (dc-default): not news to an operator
+const roles = (m) => m.roles.filter((r) => !r.startsWith('dc-'));
+
 export function clusterView(main) {
   const summary = h('p', { class: 'cluster-summary', role: 'status' }, 'Loading the cluster…');
   const body = h('div');
@@ -34,7 +37,7 @@ export function clusterView(main) {
       h('tbody', {}, c.members.map((m) => h('tr', { 'data-member': m.address },
         h('th', { scope: 'row', 'data-label': 'Member' }, m.address, m.self ? h('span', { class: 'badge self' }, 'this node') : null),
         h('td', { 'data-label': 'Status' }, h('span', { class: `badge member-${m.status.toLowerCase()}` }, m.status), m.reachable ? null : h('span', { class: 'badge unreachable' }, 'UNREACHABLE')),
-        h('td', { 'data-label': 'Hosts' }, m.coordinator ? h('span', { class: 'badge coordinator' }, 'run coordinator') : '–', m.roles.length ? ` roles: ${m.roles.join(', ')}` : ''),
+        h('td', { 'data-label': 'Hosts' }, m.coordinator ? h('span', { class: 'badge coordinator' }, 'run coordinator') : '–', roles(m).length ? ` roles: ${roles(m).join(', ')}` : ''),
         h('td', { 'data-label': 'Shards' }, num(m.shards)),
         h('td', { 'data-label': 'Live items' }, num(m.items)),
         h('td', { 'data-label': 'Worker pool' }, poolBar(m.workers)))))));

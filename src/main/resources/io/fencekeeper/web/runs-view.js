@@ -38,27 +38,54 @@ export function runsView(main) {
   fill(main, h('div', { class: 'page-head' }, h('h1', {}, 'Runs'), live), body);
   const controller = new AbortController();
 
+  // rows are updated in place, never rebuilt: a link that has the keyboard focus keeps it
+  const rows = new Map();
+  let tbody = null;
+
+  function cells(run) {
+    return [
+      h('td', { 'data-label': 'State' }, stateBadge(run.state)),
+      h('td', { 'data-label': 'Progress' }, progressBar(run.counts), countsLine(run.counts)),
+      h('td', { 'data-label': 'Deadline' }, h('time', { datetime: run.deadline, title: utc(run.deadline) }, time(run.deadline))),
+      h('td', { 'data-label': 'Projected finish' },
+        run.state === 'RUNNING' && run.projectedFinish ? h('time', { datetime: run.projectedFinish, title: utc(run.projectedFinish) }, time(run.projectedFinish)) : null,
+        run.state !== 'RUNNING' && run.endedAt ? h('span', {}, `ended ${time(run.endedAt)}`) : null,
+        h('div', {}, outlookBadge(run))),
+      h('td', { 'data-label': 'Backlog age' }, run.state === 'RUNNING' ? duration(run.backlogAgeSeconds) : '–'),
+      h('td', { 'data-label': 'Rate' }, run.state === 'RUNNING' ? `${rate(run.itemsPerSecond)} items` : '–'),
+    ];
+  }
+
   function render(runs) {
     if (!runs.length) {
+      rows.clear();
+      tbody = null;
       fill(body, h('p', { class: 'empty' }, 'No runs yet. Start one with ', h('code', {}, 'fencekeeper run'), ' or ', h('code', {}, 'POST /api/runs'), '.'));
       return;
     }
+    if (!tbody) {
+      tbody = h('tbody');
+      const head = ['Run', 'State', 'Progress', 'Deadline', 'Projected finish', 'Backlog age', 'Rate'];
+      fill(body, h('table', { class: 'table runs-table' },
+        h('caption', { class: 'visually-hidden' }, 'Every run, running ones first'),
+        h('thead', {}, h('tr', {}, head.map((c) => h('th', { scope: 'col' }, c)))),
+        tbody));
+    }
     const sorted = [...runs].sort((a, b) => (ORDER[a.state] ?? 1) - (ORDER[b.state] ?? 1) || Date.parse(b.createdAt) - Date.parse(a.createdAt));
-    const head = ['Run', 'State', 'Progress', 'Deadline', 'Projected finish', 'Backlog age', 'Rate'];
-    fill(body, h('table', { class: 'table runs-table' },
-      h('caption', { class: 'visually-hidden' }, 'Every run, running ones first'),
-      h('thead', {}, h('tr', {}, head.map((c) => h('th', { scope: 'col' }, c)))),
-      h('tbody', {}, sorted.map((run) => h('tr', { 'data-run': run.runId },
-        h('th', { scope: 'row', 'data-label': 'Run' }, h('a', { href: `#/runs/${encodeURIComponent(run.runId)}` }, run.runId)),
-        h('td', { 'data-label': 'State' }, stateBadge(run.state)),
-        h('td', { 'data-label': 'Progress' }, progressBar(run.counts), countsLine(run.counts)),
-        h('td', { 'data-label': 'Deadline' }, h('time', { datetime: run.deadline, title: utc(run.deadline) }, time(run.deadline))),
-        h('td', { 'data-label': 'Projected finish' },
-          run.state === 'RUNNING' && run.projectedFinish ? h('time', { datetime: run.projectedFinish, title: utc(run.projectedFinish) }, time(run.projectedFinish)) : null,
-          run.state !== 'RUNNING' && run.endedAt ? h('span', {}, `ended ${time(run.endedAt)}`) : null,
-          h('div', {}, outlookBadge(run))),
-        h('td', { 'data-label': 'Backlog age' }, run.state === 'RUNNING' ? duration(run.backlogAgeSeconds) : '–'),
-        h('td', { 'data-label': 'Rate' }, run.state === 'RUNNING' ? `${rate(run.itemsPerSecond)} items` : '–'))))));
+    const present = new Set(sorted.map((run) => run.runId));
+    for (const [id, row] of rows) if (!present.has(id)) { row.remove(); rows.delete(id); }
+    sorted.forEach((run, index) => {
+      let row = rows.get(run.runId);
+      if (!row) {
+        row = h('tr', { 'data-run': run.runId },
+          h('th', { scope: 'row', 'data-label': 'Run' }, h('a', { href: `#/runs/${encodeURIComponent(run.runId)}` }, run.runId)));
+        rows.set(run.runId, row);
+      }
+      const name = row.firstChild;
+      while (name.nextSibling) name.nextSibling.remove();
+      row.append(...cells(run));
+      if (tbody.children[index] !== row) tbody.insertBefore(row, tbody.children[index] || null);
+    });
   }
 
   follow('/api/events/runs', {

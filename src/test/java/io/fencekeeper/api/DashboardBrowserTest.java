@@ -129,7 +129,8 @@ class DashboardBrowserTest {
             ExpectedConditions.textMatches(
                 By.cssSelector(".chart-summary"),
                 java.util.regex.Pattern.compile(" (1[5-9]|[2-9]\\d|\\d\\d\\d+) samples")));
-    browser.fitHeight(1280);
+    // the top of the page: outlook, figures, charts and the governor's decisions
+    browser.viewport(1280, 1500);
     browser.screenshot("run-page", docsImages());
     browser.viewport(375, 1400);
     assertFitsTheWidth();
@@ -305,33 +306,42 @@ class DashboardBrowserTest {
   void firstPaintAndPageWeightOnLoopback() throws Exception {
     browser.driver.executeCdpCommand("Network.enable", Map.of());
     browser.driver.executeCdpCommand("Network.setCacheDisabled", Map.of("cacheDisabled", true));
-    browser.driver.get("about:blank");
-    browser.driver.get(node.base + "/");
-    waitFor().until(ExpectedConditions.presenceOfElementLocated(By.cssSelector("#main h1")));
-    @SuppressWarnings("unchecked")
-    Map<String, Object> perf =
-        (Map<String, Object>)
-            browser.driver.executeScript(
-                "const fcp = performance.getEntriesByName('first-contentful-paint')[0];"
-                    + "const nav = performance.getEntriesByType('navigation')[0];"
-                    + "const assets = performance.getEntriesByType('resource')"
-                    + "  .filter(r => r.name.includes('/assets/'));"
-                    + "return {fcp: fcp ? fcp.startTime : -1,"
-                    + "  bytes: nav.decodedBodySize + assets.reduce((s, r) => s + r.decodedBodySize, 0),"
-                    + "  files: assets.length + 1,"
-                    + "  domContentLoaded: nav.domContentLoadedEventEnd};");
+    List<Double> paints = new java.util.ArrayList<>();
+    Map<String, Object> perf = null;
+    for (int load = 0; load < 5; load++) {
+      browser.driver.get("about:blank");
+      browser.driver.get(node.base + "/");
+      waitFor().until(ExpectedConditions.presenceOfElementLocated(By.cssSelector("#main h1")));
+      @SuppressWarnings("unchecked")
+      Map<String, Object> measured =
+          (Map<String, Object>)
+              browser.driver.executeScript(
+                  "const fcp = performance.getEntriesByName('first-contentful-paint')[0];"
+                      + "const nav = performance.getEntriesByType('navigation')[0];"
+                      + "const assets = performance.getEntriesByType('resource')"
+                      + "  .filter(r => r.name.includes('/assets/'));"
+                      + "return {fcp: fcp ? fcp.startTime : -1,"
+                      + "  bytes: nav.decodedBodySize"
+                      + "    + assets.reduce((s, r) => s + r.decodedBodySize, 0),"
+                      + "  files: assets.length + 1};");
+      perf = measured;
+      paints.add(((Number) measured.get("fcp")).doubleValue());
+    }
     browser.driver.executeCdpCommand("Network.setCacheDisabled", Map.of("cacheDisabled", false));
+    List<Double> sorted = paints.stream().sorted().toList();
     String line =
         String.format(
-            "dashboard on loopback, cache disabled: first-contentful-paint %.0f ms, DOMContentLoaded"
-                + " %.0f ms, %s files, %s bytes%n",
-            ((Number) perf.get("fcp")).doubleValue(),
-            ((Number) perf.get("domContentLoaded")).doubleValue(),
+            java.util.Locale.ROOT,
+            "dashboard on loopback, browser cache disabled, 5 loads: first-contentful-paint"
+                + " median %.0f ms (min %.0f, max %.0f); %s files, %s bytes%n",
+            sorted.get(2),
+            sorted.get(0),
+            sorted.get(4),
             perf.get("files"),
             perf.get("bytes"));
     System.out.print(line);
     Files.writeString(Browser.OUT.resolve("perf.txt"), line);
-    assertTrue(((Number) perf.get("fcp")).doubleValue() > 0, "a first paint was recorded");
+    assertTrue(sorted.get(0) > 0, "a first paint was recorded");
     assertTrue(((Number) perf.get("bytes")).longValue() < 200_000, "page weight " + perf);
   }
 
