@@ -1,6 +1,7 @@
 package io.fencekeeper.api;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -11,8 +12,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 
 /**
- * A small client of a node's HTTP API for the {@code status}, {@code audit} and {@code run}
- * commands.
+ * A small client of a node's HTTP API for the {@code status}, {@code audit}, {@code report} and
+ * {@code run} commands.
  */
 public final class ApiClient {
 
@@ -56,6 +57,23 @@ public final class ApiClient {
   /** A query parameter value, percent-encoded. */
   public static String param(String value) {
     return URLEncoder.encode(value, StandardCharsets.UTF_8);
+  }
+
+  /**
+   * A GET whose body is read as it arrives: an event stream, a report of a million lines. The
+   * timeout covers the wait for the answer's headers, not the reading.
+   */
+  public HttpResponse<InputStream> open(String path, String accept)
+      throws IOException, InterruptedException {
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(URI.create(base + path))
+            .timeout(Duration.ofSeconds(30))
+            .header("Accept", accept)
+            .GET();
+    if (!token.isEmpty()) {
+      request.header("Authorization", "Bearer " + token);
+    }
+    return http.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
   }
 
   public Answer get(String path) throws IOException, InterruptedException {

@@ -28,7 +28,13 @@ public enum ApiEndpoint {
   GET_GOVERNOR("GET", "/api/governor", false),
   PUT_GOVERNOR("PUT", "/api/governor", true),
   METRICS("GET", "/metrics", false),
-  OPENAPI("GET", "/api/openapi.yaml", false);
+  OPENAPI("GET", "/api/openapi.yaml", false),
+  // the dashboard's live feeds and views ("/api/runs/events" would be read as a run id)
+  RUN_LIST_EVENTS("GET", "/api/events/runs", false),
+  RUN_EVENTS("GET", "/api/runs/{runId}/events", false),
+  RUN_REPORT("GET", "/api/runs/{runId}/report", false),
+  CLUSTER("GET", "/api/cluster", false),
+  WHOAMI("GET", "/api/whoami", false);
 
   private final String method;
   private final String path;

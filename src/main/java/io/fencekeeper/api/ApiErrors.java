@@ -69,6 +69,9 @@ final class ApiErrors {
 
   HttpResponse toHttp(ApiResponse response) {
     HttpResponse http = HttpResponse.create().withStatus(StatusCodes.get(response.status()));
+    if (response.stream() != null) {
+      return response.stream().toHttp(http);
+    }
     if (response.text() != null) {
       return http.withEntity(
           HttpEntities.create(

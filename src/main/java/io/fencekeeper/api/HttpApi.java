@@ -1,6 +1,7 @@
 package io.fencekeeper.api;
 
 import static org.apache.pekko.http.javadsl.server.Directives.completeWithFuture;
+import static org.apache.pekko.http.javadsl.server.Directives.concat;
 import static org.apache.pekko.http.javadsl.server.Directives.extractRequest;
 import static org.apache.pekko.http.javadsl.server.Directives.extractStrictEntity;
 import static org.apache.pekko.http.javadsl.server.Directives.handleExceptions;
@@ -8,6 +9,7 @@ import static org.apache.pekko.http.javadsl.server.Directives.handleRejections;
 import static org.apache.pekko.http.javadsl.server.Directives.withSizeLimit;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fencekeeper.api.web.WebAssets;
 import io.fencekeeper.item.ItemAudit;
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.node.FencekeeperNode;
@@ -51,8 +53,10 @@ public final class HttpApi {
   private final ApiAuth auth;
   private final ApiErrors errors;
   private final RunIntakeSettings intake;
+  private final RunEventStreams events;
 
   HttpApi(
+      ActorSystem<?> system,
       ApiSettings settings,
       RunService runs,
       ItemGateway items,
@@ -97,8 +101,33 @@ public final class HttpApi {
     handlers.put(ApiEndpoint.PUT_GOVERNOR, ops::putGovernor);
     handlers.put(ApiEndpoint.METRICS, ops::metrics);
     handlers.put(ApiEndpoint.OPENAPI, ops::openApi);
+    // the dashboard's feeds and views
+    events =
+        new RunEventStreams(
+                system,
+                runs,
+                mapper,
+                view ->
+                    ApiViews.run(
+                        mapper, view, ApiViews.GovernorView.of(governor.get(), view.governor())),
+                maxEventStreams(system))
+            .start();
+    RunReport report = new RunReport(mapper, queries, metered, blocking);
+    ClusterStatus cluster = new ClusterStatus(system);
+    CallerRole role = new CallerRole(settings);
+    handlers.put(ApiEndpoint.RUN_LIST_EVENTS, events::runList);
+    handlers.put(ApiEndpoint.RUN_EVENTS, call -> events.run(call, run.requireRun(call)));
+    handlers.put(ApiEndpoint.RUN_REPORT, call -> report.report(call, run.requireRun(call)));
+    handlers.put(ApiEndpoint.CLUSTER, cluster::cluster);
+    handlers.put(ApiEndpoint.WHOAMI, role::whoami);
     this.router = new ApiRouter(handlers);
     metrics.governor(governor::get);
+  }
+
+  private static int maxEventStreams(ActorSystem<?> system) {
+    String key = "fencekeeper.http.max-event-streams";
+    var config = system.settings().config();
+    return config.hasPath(key) ? config.getInt(key) : RunEventStreams.DEFAULT_MAX_STREAMS;
   }
 
   /**
@@ -130,6 +159,7 @@ public final class HttpApi {
     RunItemStore queries = node.runItems();
     HttpApi api =
         new HttpApi(
+            system,
             settings,
             node.runs(),
             node.items(),
@@ -141,13 +171,16 @@ public final class HttpApi {
             new AtomicReference<>(node.settings().governor()),
             RunIntakeSettings.fromConfig(system.settings().config()));
     CompletionStage<ServerBinding> binding =
-        Http.get(system).newServerAt(settings.host(), settings.port()).bind(api.route());
+        Http.get(system)
+            .newServerAt(settings.host(), settings.port())
+            .bind(concat(WebAssets.load().route(), api.route()));
     CoordinatedShutdown.get(system)
         .addTask(
             CoordinatedShutdown.PhaseServiceUnbind(),
             "fencekeeper-http-api-unbind",
             () ->
                 binding
+                    .whenComplete((bound, failure) -> api.events.close())
                     .thenCompose(bound -> bound.unbind())
                     .exceptionally(failure -> Done.getInstance())
                     .thenApply(
@@ -165,6 +198,7 @@ public final class HttpApi {
                     ? "bearer token required on every call"
                     : "loopback, no token");
           } else {
+            api.events.close();
             blocking.shutdown();
           }
         });

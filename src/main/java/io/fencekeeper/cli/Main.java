@@ -15,7 +15,8 @@ import picocli.CommandLine.Command;
       ServeCommand.class,
       SimProviderCommand.class,
       StatusCommand.class,
-      AuditCommand.class
+      AuditCommand.class,
+      ReportCommand.class
     })
 public final class Main implements Runnable {
 

@@ -7,9 +7,13 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
-/** {@code status [runId]}: the runs of a node, or one run, from its HTTP API. */
+/**
+ * {@code status [runId]}: the runs of a node, or one run, from its HTTP API; {@code --follow}
+ * prints a run's updates as they come.
+ */
 @Command(name = "status", description = "Show the runs of a node (or one run) via its HTTP API.")
 public final class StatusCommand implements Callable<Integer> {
 
@@ -18,6 +22,13 @@ public final class StatusCommand implements Callable<Integer> {
 
   @Mixin NodeApiOptions api;
 
+  @Option(
+      names = {"-f", "--follow"},
+      description =
+          "with a run id: print a line per update (live, from the run's event stream) until the"
+              + " run ends; exit 0 SUCCEEDED, 2 PARTIAL, 3 FAILED or CANCELLED")
+  boolean follow;
+
   private PrintStream out;
   private PrintStream err;
 
@@ -25,6 +36,13 @@ public final class StatusCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     out = System.out;
     err = System.err;
+    if (follow) {
+      if (runId == null) {
+        err.println("--follow needs a run id");
+        return 64;
+      }
+      return new RunFollower(api, out, err).follow(runId);
+    }
     String path = runId == null ? "/api/runs" : "/api/runs/" + ApiClient.segment(runId);
     Optional<JsonNode> fetched = api.get(path, err);
     if (fetched.isEmpty()) {

@@ -1,5 +1,6 @@
 package io.fencekeeper.worker;
 
+import io.fencekeeper.CborSerializable;
 import io.fencekeeper.worker.WorkProtocol.RequestWork;
 import io.fencekeeper.worker.WorkProtocol.Settled;
 import io.fencekeeper.worker.WorkProtocol.ToDispatcher;
@@ -18,6 +19,7 @@ import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
+import org.apache.pekko.actor.typed.receptionist.ServiceKey;
 
 /**
  * The workers of one node: up to {@code capacity} attempts in flight, pulled from the dispatchers
@@ -27,6 +29,15 @@ import org.apache.pekko.actor.typed.receptionist.Receptionist;
 public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
 
   public sealed interface Command {}
+
+  /** Every node's pool, for the dashboard's cluster view. */
+  public static final ServiceKey<Command> SERVICE_KEY =
+      ServiceKey.create(Command.class, "worker-pool");
+
+  /** How busy is this pool (asked from any node). */
+  public record GetUse(ActorRef<Use> replyTo) implements Command, CborSerializable {}
+
+  public record Use(String node, int inFlight, int capacity) implements CborSerializable {}
 
   record DispatchersChanged(Set<ActorRef<ToDispatcher>> dispatchers) implements Command {}
 
@@ -64,6 +75,7 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
         .getSystem()
         .receptionist()
         .tell(Receptionist.subscribe(WorkProtocol.SERVICE_KEY, listingAdapter));
+    context.getSystem().receptionist().tell(Receptionist.register(SERVICE_KEY, context.getSelf()));
   }
 
   @Override
@@ -72,7 +84,13 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
         .onMessage(DispatchersChanged.class, this::onDispatchersChanged)
         .onMessage(BatchReceived.class, this::onBatch)
         .onMessage(AttemptFinished.class, this::onAttemptFinished)
+        .onMessage(GetUse.class, this::onGetUse)
         .build();
+  }
+
+  private Behavior<Command> onGetUse(GetUse query) {
+    query.replyTo().tell(new Use(nodeName, inFlight, capacity));
+    return this;
   }
 
   private Behavior<Command> onDispatchersChanged(DispatchersChanged changed) {

@@ -58,4 +58,18 @@ class ClusterMessagesSerializationTest {
       assertEquals(settled, back);
     }
   }
+
+  /** The pool's answer to the dashboard's cluster view comes from every node. */
+  @Test
+  void aPoolsUseCrossesTheWire() throws Exception {
+    Serialization serialization = SerializationExtension.get(testKit.system());
+    var use = new io.fencekeeper.worker.WorkerPool.Use("pekko://fencekeeper@10.0.0.1:25520", 3, 32);
+    var serializer = serialization.findSerializerFor(use);
+    byte[] bytes = serializer.toBinary(use);
+    Object back =
+        serialization
+            .deserialize(bytes, serializer.identifier(), Serializers.manifestFor(serializer, use))
+            .get();
+    assertEquals(use, back);
+  }
 }

@@ -1,0 +1,26 @@
+package io.fencekeeper.api;
+
+import java.util.Map;
+import org.apache.pekko.http.javadsl.model.ContentType;
+import org.apache.pekko.http.javadsl.model.ContentTypes;
+import org.apache.pekko.http.javadsl.model.HttpEntities;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.model.headers.RawHeader;
+import org.apache.pekko.stream.javadsl.Source;
+import org.apache.pekko.util.ByteString;
+
+/**
+ * A body written while it is produced (server-sent events, a report of a million items): sent
+ * chunked, never held in memory as a whole.
+ */
+record ApiStream(String contentType, Map<String, String> headers, Source<ByteString, ?> body) {
+
+  HttpResponse toHttp(HttpResponse http) {
+    ContentType type = ContentTypes.parse(contentType);
+    HttpResponse response = http.withEntity(HttpEntities.createChunked(type, body));
+    for (Map.Entry<String, String> header : headers.entrySet()) {
+      response = response.addHeader(RawHeader.create(header.getKey(), header.getValue()));
+    }
+    return response;
+  }
+}

@@ -1,0 +1,336 @@
+package io.fencekeeper.api;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fencekeeper.run.RunService;
+import io.fencekeeper.run.RunView;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import org.apache.pekko.NotUsed;
+import org.apache.pekko.actor.Cancellable;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.stream.BoundedSourceQueue;
+import org.apache.pekko.stream.QueueOfferResult;
+import org.apache.pekko.stream.javadsl.Source;
+import org.apache.pekko.util.ByteString;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The dashboard's live feeds as server-sent events: {@code GET /api/events/runs} (every run, when
+ * anything changed) and {@code GET /api/runs/{runId}/events} (one run: a snapshot with its history
+ * first, then its progress). One poll of the coordinator a second serves every stream of the node
+ * (and feeds {@link RunHistory} even when nobody watches, so the chart starts at the run's start),
+ * so an open dashboard costs the cluster nothing per viewer. At most {@code maxStreams} streams are
+ * open per node (503 {@code too_many_streams} beyond); the node's shutdown ends every stream with a
+ * {@code closing} event.
+ */
+final class RunEventStreams implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(RunEventStreams.class);
+
+  static final int DEFAULT_MAX_STREAMS = 32;
+  static final Duration TICK = Duration.ofSeconds(1);
+
+  /** With no run going and nobody watching, the coordinator is asked every tenth tick only. */
+  static final int IDLE_TICKS = 10;
+
+  static final Duration HEARTBEAT = Duration.ofSeconds(15);
+  private static final int QUEUE = 16;
+  private static final Map<String, String> SSE_HEADERS =
+      Map.of("Cache-Control", "no-cache, no-store", "X-Accel-Buffering", "no");
+
+  private final ActorSystem<?> system;
+  private final RunService runs;
+  private final ObjectMapper mapper;
+  private final Function<RunView, Object> view;
+  private final int maxStreams;
+  private final RunHistory history = new RunHistory();
+  private final Set<Subscriber> subscribers = ConcurrentHashMap.newKeySet();
+  private final AtomicInteger open = new AtomicInteger();
+  private final AtomicBoolean polling = new AtomicBoolean();
+  private final AtomicLong ticks = new AtomicLong();
+  private volatile boolean anyRunning = true;
+  private volatile boolean closed;
+  private Cancellable ticker;
+
+  RunEventStreams(
+      ActorSystem<?> system,
+      RunService runs,
+      ObjectMapper mapper,
+      Function<RunView, Object> view,
+      int maxStreams) {
+    this.system = system;
+    this.runs = runs;
+    this.mapper = mapper;
+    this.view = view;
+    this.maxStreams = maxStreams;
+  }
+
+  /** Starts polling the coordinator once a second. */
+  RunEventStreams start() {
+    ticker =
+        system
+            .scheduler()
+            .scheduleAtFixedRate(Duration.ZERO, TICK, this::tick, system.executionContext());
+    return this;
+  }
+
+  int openStreams() {
+    return open.get();
+  }
+
+  RunHistory history() {
+    return history;
+  }
+
+  // --- endpoints -------------------------------------------------------------------------------
+
+  CompletionStage<ApiResponse> runList(ApiCall call) {
+    reserve();
+    return runs.list()
+        .handle(
+            (all, failure) -> {
+              if (failure != null) {
+                open.decrementAndGet();
+                throw ApiErrors.unwrap(failure) instanceof RuntimeException e
+                    ? e
+                    : new IllegalStateException(failure);
+              }
+              Subscriber subscriber = new Subscriber(null);
+              subscriber.lastData = listData(all);
+              return stream(subscriber, event("runs", subscriber.lastData), false);
+            });
+  }
+
+  CompletionStage<ApiResponse> run(ApiCall call, CompletionStage<RunView> found) {
+    reserve();
+    return found.handle(
+        (run, failure) -> {
+          if (failure != null) {
+            open.decrementAndGet();
+            throw ApiErrors.unwrap(failure) instanceof RuntimeException e
+                ? e
+                : new IllegalStateException(failure);
+          }
+          history.record(run, System.currentTimeMillis());
+          Subscriber subscriber = new Subscriber(run.runId());
+          subscriber.lastData = json(Map.of("run", view.apply(run)));
+          Map<String, Object> snapshot = new LinkedHashMap<>();
+          snapshot.put("run", view.apply(run));
+          snapshot.put("history", history.snapshot(run.runId()));
+          // an ended run has nothing more to say: one snapshot, then the stream ends
+          return stream(subscriber, event("snapshot", json(snapshot)), run.state().ended());
+        });
+  }
+
+  private void reserve() {
+    if (closed) {
+      throw new ApiError(503, "unavailable", "the node is shutting down");
+    }
+    if (open.incrementAndGet() > maxStreams) {
+      open.decrementAndGet();
+      throw new ApiError(
+          503,
+          "too_many_streams",
+          "this node already serves "
+              + maxStreams
+              + " live streams; retry later, ask another node, or poll GET /api/runs");
+    }
+  }
+
+  private ApiResponse stream(Subscriber subscriber, ByteString first, boolean endAfterFirst) {
+    Source<ByteString, NotUsed> source =
+        Source.<ByteString>queue(QUEUE)
+            .mapMaterializedValue(
+                queue -> {
+                  subscriber.queue = queue;
+                  subscriber.lastSent = System.currentTimeMillis();
+                  queue.offer(ByteString.fromString("retry: 2000\n\n"));
+                  queue.offer(first);
+                  if (endAfterFirst || closed) {
+                    if (closed) {
+                      queue.offer(closingEvent());
+                    }
+                    queue.complete();
+                  } else {
+                    subscribers.add(subscriber);
+                  }
+                  return NotUsed.getInstance();
+                })
+            .watchTermination(
+                (mat, done) -> {
+                  done.whenComplete(
+                      (ok, failure) -> {
+                        subscribers.remove(subscriber);
+                        open.decrementAndGet();
+                      });
+                  return mat;
+                });
+    return ApiResponse.stream(new ApiStream("text/event-stream", SSE_HEADERS, source));
+  }
+
+  // --- the feed --------------------------------------------------------------------------------
+
+  private void tick() {
+    if (closed) {
+      return;
+    }
+    long n = ticks.incrementAndGet();
+    if (!anyRunning && subscribers.isEmpty() && n % IDLE_TICKS != 0) {
+      return;
+    }
+    if (!polling.compareAndSet(false, true)) {
+      return; // the last poll has not answered yet: never pile asks up on the coordinator
+    }
+    runs.list()
+        .whenComplete(
+            (all, failure) -> {
+              try {
+                if (failure == null) {
+                  publish(all, System.currentTimeMillis());
+                } else {
+                  log.debug("run feed: the coordinator did not answer: {}", failure.toString());
+                }
+              } catch (RuntimeException e) {
+                log.warn("run feed: could not publish", e);
+              } finally {
+                polling.set(false);
+              }
+            });
+  }
+
+  /** One second's update: record the samples, then tell every subscriber what changed. */
+  synchronized void publish(List<RunView> all, long now) {
+    anyRunning = all.stream().anyMatch(run -> !run.state().ended());
+    Map<String, RunView> byId = new HashMap<>();
+    Map<String, RunHistory.Sample> samples = new HashMap<>();
+    for (RunView run : all) {
+      byId.put(run.runId(), run);
+      history.record(run, now).ifPresent(sample -> samples.put(run.runId(), sample));
+    }
+    history.retain(all);
+    String listData = null;
+    for (Subscriber subscriber : subscribers) {
+      if (subscriber.runId == null) {
+        listData = listData != null ? listData : listData(all);
+        String data = listData;
+        subscriber.send(data, () -> event("runs", data), now, false);
+        continue;
+      }
+      RunView run = byId.get(subscriber.runId);
+      if (run == null) {
+        subscriber.heartbeat(now);
+        continue;
+      }
+      String data = json(Map.of("run", view.apply(run)));
+      RunHistory.Sample sample = samples.get(run.runId());
+      subscriber.send(
+          data,
+          () -> {
+            Map<String, Object> progress = new LinkedHashMap<>();
+            progress.put("run", view.apply(run));
+            progress.put("sample", sample);
+            return event("progress", json(progress));
+          },
+          now,
+          run.state().ended());
+    }
+  }
+
+  private String listData(List<RunView> all) {
+    return json(Map.of("runs", all.stream().map(view).toList()));
+  }
+
+  /** Ends every stream with a {@code closing} event; the node is going away. */
+  @Override
+  public void close() {
+    closed = true;
+    if (ticker != null) {
+      ticker.cancel();
+    }
+    for (Subscriber subscriber : subscribers) {
+      if (subscriber.queue != null) {
+        subscriber.queue.offer(closingEvent());
+        subscriber.queue.complete();
+      }
+    }
+    subscribers.clear();
+  }
+
+  private static ByteString closingEvent() {
+    return event(
+        "closing",
+        "{\"reason\":\"the node is shutting down: reconnect to it or to another node\"}");
+  }
+
+  static ByteString event(String name, String data) {
+    // data is compact JSON: one line, so one data: field
+    return ByteString.fromString(
+        "event: " + name + "\ndata: " + data + "\n\n", StandardCharsets.UTF_8);
+  }
+
+  private String json(Object body) {
+    try {
+      return mapper.writeValueAsString(body);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("could not write an event", e);
+    }
+  }
+
+  /** One open stream: the list of runs ({@code runId} null) or one run. */
+  private final class Subscriber {
+    final String runId;
+    volatile BoundedSourceQueue<ByteString> queue;
+    String lastData;
+    long lastSent;
+
+    Subscriber(String runId) {
+      this.runId = runId;
+    }
+
+    /** Sends when {@code data} differs from what was last sent, a heartbeat otherwise. */
+    void send(
+        String data, java.util.function.Supplier<ByteString> event, long now, boolean thenEnd) {
+      if (queue == null) {
+        return;
+      }
+      if (!data.equals(lastData)) {
+        lastData = data;
+        offer(event.get(), now);
+        if (thenEnd) {
+          queue.complete();
+          subscribers.remove(this);
+        }
+      } else {
+        heartbeat(now);
+      }
+    }
+
+    void heartbeat(long now) {
+      if (queue != null && now - lastSent >= HEARTBEAT.toMillis()) {
+        offer(ByteString.fromString(": keep-alive\n\n"), now);
+      }
+    }
+
+    private void offer(ByteString bytes, long now) {
+      QueueOfferResult result = queue.offer(bytes);
+      if (result.isEnqueued()) {
+        lastSent = now;
+      } else if (result != QueueOfferResult.dropped()) {
+        subscribers.remove(this); // closed: the client went away
+      }
+    }
+  }
+}

@@ -1,0 +1,322 @@
+// One run: where it stands against its deadline, progress over time, the governor's decisions,
+// stale rejections and lease expiries, its items, and the operator's actions.
+import { actionBlocker, act, confirmAction } from './app.js';
+import { call, download, follow, seg } from './api.js';
+import { legend, timeChart } from './charts.js';
+import { fill, h } from './dom.js';
+import { duration, num, percent, rate, relative, time, utc, ZONE } from './format.js';
+import { outlookBadge, progressBar, stateBadge } from './runs-view.js';
+
+const COLUMNS = ['at', 'done', 'failed', 'closed', 'leased', 'pending', 'cap', 'throttled', 'stale', 'expiries', 'rate'];
+const PAGE = 25;
+
+/** Per-second series for the chart from the cumulative samples. */
+export function derive(hist) {
+  const out = { at: hist.at, donePerSecond: [], inFlight: hist.leased, cap: hist.cap, throttledPerSecond: [], marks: [] };
+  for (let i = 0; i < hist.at.length; i++) {
+    const dt = i === 0 ? 0 : (hist.at[i] - hist.at[i - 1]) / 1000;
+    out.donePerSecond.push(dt > 0 ? Math.max(0, hist.done[i] - hist.done[i - 1]) / dt : null);
+    out.throttledPerSecond.push(dt > 0 ? Math.max(0, hist.throttled[i] - hist.throttled[i - 1]) / dt : 0);
+    if (i > 0 && hist.stale[i] > hist.stale[i - 1]) {
+      out.marks.push({ at: hist.at[i], cls: 'stale', label: `${time(new Date(hist.at[i]).toISOString())}: +${hist.stale[i] - hist.stale[i - 1]} stale rejections` });
+    }
+    if (i > 0 && hist.expiries[i] > hist.expiries[i - 1]) {
+      out.marks.push({ at: hist.at[i], cls: 'expiry', label: `${time(new Date(hist.at[i]).toISOString())}: +${hist.expiries[i] - hist.expiries[i - 1]} lease expiries` });
+    }
+  }
+  return out;
+}
+
+export function runView(main, runId) {
+  let run = null;
+  let hist = Object.fromEntries(COLUMNS.map((c) => [c, []]));
+  let actionsKey = '';
+  let controller = null;
+  const live = h('span', { class: 'live', role: 'status' }, 'connecting…');
+  const head = h('section', { class: 'run-head', 'aria-label': 'Run summary' });
+  const actions = h('section', { class: 'actions', 'aria-label': 'Actions' });
+  const tiles = h('section', { class: 'tiles', 'aria-label': 'Figures' });
+  const chartBox = h('div', { class: 'chart-box' });
+  const flightBox = h('div', { class: 'chart-box' });
+  const chartSummary = h('p', { class: 'muted chart-summary' });
+  const timeline = h('ol', { class: 'timeline' });
+  const items = h('section', { class: 'items', 'aria-labelledby': 'items-title' });
+  fill(main,
+    h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '#/' }, 'Runs'), ' / ', runId),
+    h('div', { class: 'page-head' }, h('h1', {}, runId), live),
+    head, actions, tiles,
+    h('section', { class: 'panel', 'aria-labelledby': 'chart-title' },
+      h('h2', { id: 'chart-title' }, 'Progress over time'),
+      legend([
+        { name: 'done per second', cls: 'done-rate' },
+        { name: 'throttled answers per second', cls: 'throttled', kind: 'bar' },
+      ]),
+      chartBox,
+      h('h3', {}, "Items in flight and the governor's cap"),
+      legend([
+        { name: 'items in flight', cls: 'in-flight' },
+        { name: "governor's cap", cls: 'cap' },
+        { name: 'stale rejections', cls: 'stale', kind: 'mark' },
+        { name: 'lease expiries', cls: 'expiry', kind: 'mark' },
+      ]),
+      flightBox, chartSummary),
+    h('section', { class: 'panel', 'aria-labelledby': 'timeline-title' },
+      h('h2', { id: 'timeline-title' }, 'Governor decisions, stale rejections and lease expiries'),
+      timeline),
+    items);
+
+  function renderHead() {
+    const facts = [
+      ['State', stateBadge(run.state)],
+      ['Deadline', h('time', { datetime: run.deadline, title: utc(run.deadline) }, `${time(run.deadline)} (${relative(run.deadline)})`)],
+      run.state === 'RUNNING'
+        ? ['Projected finish', run.projectedFinish ? h('time', { datetime: run.projectedFinish, title: utc(run.projectedFinish) }, `${time(run.projectedFinish)} (${relative(run.projectedFinish)})`) : 'not yet known']
+        : ['Ended', run.endedAt ? h('time', { datetime: run.endedAt, title: utc(run.endedAt) }, time(run.endedAt)) : '–'],
+      ['Started', h('time', { datetime: run.createdAt, title: utc(run.createdAt) }, time(run.createdAt))],
+      run.endReason ? ['Why it ended', run.endReason] : null,
+      run.resumes ? ['Resumes', num(run.resumes)] : null,
+    ].filter(Boolean);
+    fill(head,
+      h('p', { class: 'outlook-line' }, outlookBadge(run)),
+      h('dl', { class: 'facts' }, facts.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])),
+      h('p', { class: 'muted' }, ZONE === 'UTC' || ZONE === 'Etc/UTC' ? 'Times in UTC.' : `Times in ${ZONE}; hover a time for UTC.`));
+  }
+
+  function renderActions() {
+    const blocker = actionBlocker();
+    const key = `${run.state}|${blocker}`;
+    if (key === actionsKey) return; // re-rendering would take the keyboard focus away
+    actionsKey = key;
+    const canResume = ['PARTIAL', 'FAILED', 'CANCELLED'].includes(run.state);
+    const canCancel = run.state === 'RUNNING';
+    const note = blocker
+      || (run.state === 'RUNNING' ? 'Resume applies once the run has ended PARTIAL, FAILED or CANCELLED.'
+        : run.state === 'SUCCEEDED' ? 'Nothing to resume or cancel: the run SUCCEEDED.'
+          : 'Cancel applies to a RUNNING run.');
+    const file = runId.replace('/', '-');
+    fill(actions,
+      h('div', { class: 'buttons' },
+        h('button', { type: 'button', id: 'resume-run', disabled: !!blocker || !canResume, 'aria-describedby': 'actions-note', onclick: resume }, 'Resume with a new deadline…'),
+        h('button', { type: 'button', id: 'cancel-run', class: 'danger', disabled: !!blocker || !canCancel, 'aria-describedby': 'actions-note', onclick: cancel }, 'Cancel run…'),
+        h('button', { type: 'button', id: 'report-csv', onclick: () => report('csv', file) }, 'Report (CSV)'),
+        h('button', { type: 'button', id: 'report-jsonl', onclick: () => report('jsonl', file) }, 'Report (JSON lines)')),
+      h('p', { id: 'actions-note', class: 'note' }, note));
+  }
+
+  async function report(format, file) {
+    try {
+      await download(`/api/runs/${seg(runId)}/report?format=${format}`, `${file}-report.${format}`);
+    } catch (error) {
+      fill(actions.querySelector('.note'), `The report could not be downloaded: ${error.message}`);
+    }
+  }
+
+  async function resume() {
+    const input = h('input', { type: 'datetime-local', id: 'new-deadline', required: true, step: 60 });
+    const inHour = new Date(Date.now() + 3600000 - new Date().getTimezoneOffset() * 60000);
+    input.value = inHour.toISOString().slice(0, 16);
+    const ok = await confirmAction({
+      title: `Resume run ${runId}`,
+      body: [
+        `This reopens every CLOSED and FAILED item of the run (${num(run.counts.closed)} closed, ${num(run.counts.failed)} failed) and hands them out again until the new deadline. DONE items are never redone.`,
+        h('label', { for: 'new-deadline' }, `New deadline (${ZONE})`), input,
+      ],
+      confirm: 'Resume run',
+      validate: () => (!input.value || new Date(input.value).getTime() <= Date.now() ? 'The new deadline must be in the future.' : ''),
+    });
+    if (!ok) return;
+    const deadline = new Date(input.value).toISOString();
+    const resumed = await act(`Resume ${runId}`, () => call(`/api/runs/${seg(runId)}/resume`, { method: 'POST', body: { deadline } }));
+    if (resumed) { run = resumed; update(); connect(); }
+  }
+
+  async function cancel() {
+    const open = run.counts.pending + run.counts.leased;
+    const ok = await confirmAction({
+      title: `Cancel run ${runId}`,
+      body: [
+        `This stops handing out work, closes the ${num(open)} items that are not done (an in-flight worker's commit is then refused by its fencing token) and ends the run CANCELLED.`,
+        `The ${num(run.counts.done)} DONE items stay done. A later resume with a new deadline reopens the closed ones.`,
+      ],
+      confirm: 'Cancel run',
+      danger: true,
+    });
+    if (!ok) return;
+    const cancelled = await act(`Cancel ${runId}`, () => call(`/api/runs/${seg(runId)}/cancel`, { method: 'POST' }));
+    if (cancelled) { run = cancelled; update(); }
+  }
+
+  function renderTiles() {
+    const g = run.governor || {};
+    const tile = (label, value, detail) => h('div', { class: 'tile' }, h('span', { class: 'tile-label' }, label), h('span', { class: 'tile-value' }, value), detail ? h('span', { class: 'tile-detail' }, detail) : null);
+    fill(tiles,
+      tile('Done', `${percent(run.counts.done, run.counts.total)}%`, `${num(run.counts.done)} of ${num(run.counts.total)}`),
+      tile('Rate', `${rate(run.itemsPerSecond)}`, 'items done, last 10 s'),
+      tile('Backlog age', run.state === 'RUNNING' ? duration(run.backlogAgeSeconds) : '–', 'oldest item waiting'),
+      tile('In flight', num(run.counts.leased), g.cap ? `cap ${num(g.cap)}` : null),
+      tile('Governor', g.decision || '–', g.reason || null),
+      tile('Stale rejections', num(run.staleRejections), 'commands that lost their lease'),
+      tile('Lease expiries', num(run.leaseExpiries), 'claims that took over'),
+      tile('Reconciliations', num(run.reconciliations), 'ambiguous effects looked up'),
+      tile('Throttled answers', num(run.throttledAnswers), 'provider 429s'),
+      h('div', { class: 'tile tile-wide' }, h('span', { class: 'tile-label' }, 'By status'), progressBar(run.counts),
+        h('ul', { class: 'status-counts' }, ['pending', 'leased', 'done', 'failed', 'closed'].map((k) => h('li', { class: `count-${k}` }, h('span', { class: 'swatch', 'aria-hidden': 'true' }), `${k}: ${num(run.counts[k])}`)))));
+  }
+
+  function renderChart() {
+    const d = derive(hist);
+    const width = chartBox.clientWidth || main.clientWidth || 600;
+    const height = width < 500 ? 160 : 200;
+    fill(chartBox, timeChart({
+      width,
+      height,
+      times: d.at,
+      lines: [{ name: 'done per second', values: d.donePerSecond, cls: 'done-rate' }],
+      bars: { values: d.throttledPerSecond, cls: 'throttled' },
+      label: `Items of ${runId} done per second, and throttled answers per second`,
+    }));
+    fill(flightBox, timeChart({
+      width,
+      height: height - 30,
+      times: d.at,
+      lines: [
+        { name: 'in flight', values: d.inFlight, cls: 'in-flight' },
+        { name: 'cap', values: d.cap, cls: 'cap', step: true },
+      ],
+      marks: d.marks,
+      label: `Items of ${runId} in flight against the governor's cap, with stale rejections and lease expiries marked`,
+    }));
+    const n = d.at.length;
+    chartSummary.textContent = n > 1
+      ? `Latest: ${rate(d.donePerSecond[n - 1] || 0)} done, ${num(d.inFlight[n - 1])} in flight, cap ${num(d.cap[n - 1])}; ${n} samples since ${time(new Date(d.at[0]).toISOString())}.`
+      : '';
+  }
+
+  function renderTimeline() {
+    const entries = [];
+    for (const c of (run.governor && run.governor.changes) || []) {
+      entries.push({ at: Date.parse(c.at), kind: 'governor', title: `Governor ${c.mode}, cap ${c.cap}`, text: c.reason });
+    }
+    for (const m of derive(hist).marks) {
+      entries.push({ at: m.at, kind: m.cls, title: m.cls === 'stale' ? 'Stale rejection' : 'Lease expiry', text: m.label.replace(/^[^:]*:\d\d:\d\d: /, '') });
+    }
+    entries.sort((a, b) => b.at - a.at);
+    if (!entries.length) {
+      fill(timeline, h('li', { class: 'muted' }, 'No decisions or incidents yet.'));
+      return;
+    }
+    fill(timeline, entries.slice(0, 60).map((e) => h('li', { class: `event event-${e.kind}` },
+      h('time', { datetime: new Date(e.at).toISOString(), title: utc(new Date(e.at).toISOString()) }, time(new Date(e.at).toISOString())),
+      h('strong', {}, e.title), h('span', {}, e.text))));
+  }
+
+  // --- items ---------------------------------------------------------------------------------------
+  const filter = h('select', { id: 'item-status' }, ['all', 'pending', 'leased', 'done', 'failed', 'closed'].map((s) => h('option', { value: s === 'all' ? '' : s }, s)));
+  const table = h('div', { class: 'item-table' });
+  const pager = h('div', { class: 'pager' });
+  let cursors = [null];
+  fill(items,
+    h('h2', { id: 'items-title' }, 'Items'),
+    h('div', { class: 'filters' }, h('label', { for: 'item-status' }, 'Status '), filter,
+      h('button', { type: 'button', onclick: () => loadItems() }, 'Refresh')),
+    table, pager);
+  filter.addEventListener('change', () => { cursors = [null]; loadItems(); });
+
+  async function loadItems() {
+    const after = cursors[cursors.length - 1];
+    const query = new URLSearchParams({ limit: PAGE });
+    if (filter.value) query.set('status', filter.value);
+    if (after !== null) query.set('after', after);
+    fill(table, h('p', { class: 'muted' }, 'Loading items…'));
+    let page;
+    try {
+      page = await call(`/api/runs/${seg(runId)}/items?${query}`);
+    } catch (error) {
+      fill(table, h('p', { class: 'form-error' }, `Cannot load the items: ${error.message}`));
+      return;
+    }
+    const blocker = actionBlocker();
+    fill(table, page.items.length === 0
+      ? h('p', { class: 'muted' }, filter.value ? `No ${filter.value} items on this page of the scope${page.nextAfter ? ': try the next page' : ''}.` : 'No items.')
+      : h('table', { class: 'table' },
+        h('caption', { class: 'visually-hidden' }, 'Items of the run in scope order'),
+        h('thead', {}, h('tr', {}, ['#', 'Item', 'Status', 'Attempt', 'Owner', 'Token', 'Effect', 'Last error', ''].map((c) => h('th', { scope: 'col' }, c)))),
+        h('tbody', {}, page.items.map(({ seq, item }) => h('tr', {},
+          h('td', { 'data-label': '#' }, seq),
+          h('th', { scope: 'row', 'data-label': 'Item' }, h('a', { href: `#/items/${encodeURIComponent(item.itemId)}` }, item.itemId.split('/').slice(2).join('/'))),
+          h('td', { 'data-label': 'Status' }, h('span', { class: `badge status-${item.status.toLowerCase()}` }, item.status)),
+          h('td', { 'data-label': 'Attempt' }, `${item.attempt}/${item.maxAttempts}`),
+          h('td', { 'data-label': 'Owner' }, item.owner || '–'),
+          h('td', { 'data-label': 'Token' }, item.token),
+          h('td', { 'data-label': 'Effect' }, item.effect),
+          h('td', { 'data-label': 'Last error', class: 'wrap' }, item.lastError || '–'),
+          h('td', { 'data-label': '' }, item.status === 'FAILED'
+            ? h('button', { type: 'button', disabled: !!blocker, title: blocker || null, onclick: () => retry(item) }, 'Retry…')
+            : null))))));
+    fill(pager,
+      h('button', { type: 'button', disabled: cursors.length === 1, onclick: () => { cursors = [null]; loadItems(); } }, 'First page'),
+      h('button', { type: 'button', disabled: cursors.length === 1, onclick: () => { cursors.pop(); loadItems(); } }, 'Previous page'),
+      h('button', { type: 'button', disabled: !page.nextAfter, onclick: () => { cursors.push(page.nextAfter); loadItems(); } }, 'Next page'),
+      h('span', { class: 'muted' }, ` page ${cursors.length}`));
+  }
+
+  async function retry(item) {
+    const ok = await confirmAction({
+      title: `Retry item ${item.itemId}`,
+      body: [
+        `This moves the FAILED item back to PENDING (it used ${item.attempt} of ${item.maxAttempts} attempts; last error: ${item.lastError || 'none'}).`,
+        run.state === 'RUNNING' ? 'The run is RUNNING: its dispatcher hands the item out again.' : `The run has ended ${run.state}: the item waits for a resume.`,
+      ],
+      confirm: 'Retry item',
+    });
+    if (ok && (await act(`Retry ${item.itemId}`, () => call(`/api/items/${seg(item.itemId)}/retry`, { method: 'POST' })))) loadItems();
+  }
+
+  // --- live ----------------------------------------------------------------------------------------
+  function update() {
+    renderHead();
+    renderActions();
+    renderTiles();
+    renderChart();
+    renderTimeline();
+  }
+
+  function append(sample) {
+    if (!sample) return;
+    if (hist.at.length && hist.at[hist.at.length - 1] >= sample.at) return;
+    for (const c of COLUMNS) hist[c].push(sample[c]);
+  }
+
+  function connect() {
+    if (controller) controller.abort();
+    controller = new AbortController();
+    follow(`/api/runs/${seg(runId)}/events`, {
+      signal: controller.signal,
+      finished: () => run && run.state !== 'RUNNING',
+      onEvent: (name, data) => {
+        if (name === 'snapshot') {
+          hist = Object.fromEntries(COLUMNS.map((c) => [c, data.history[c] || []]));
+        } else if (name === 'progress') {
+          append(data.sample);
+        } else {
+          return;
+        }
+        const stateChanged = run !== null && run.state !== data.run.state;
+        run = data.run;
+        update();
+        if (stateChanged) loadItems(); // the run ended or resumed: the items moved
+      },
+      onState: (state, detail) => {
+        const text = { live: '● live', ended: 'run ended: not live', reconnecting: `reconnecting… ${detail && detail.message ? `(${detail.message})` : ''}` };
+        live.textContent = text[state] || state;
+        live.className = `live live-${state}`;
+      },
+    }).catch((error) => fill(head, h('p', { class: 'form-error' }, error.status === 404 ? `There is no run ${runId}.` : `Cannot follow the run: ${error.message}`)));
+  }
+
+  const resize = new ResizeObserver(() => { if (run) renderChart(); });
+  resize.observe(chartBox);
+  connect();
+  loadItems();
+  return () => { if (controller) controller.abort(); resize.disconnect(); };
+}

@@ -1,0 +1,89 @@
+package io.fencekeeper.api;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.fencekeeper.cli.ReportCommand;
+import io.fencekeeper.cli.StatusCommand;
+import io.fencekeeper.testing.Await;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+/** {@code status --follow} reads the run's event stream; {@code report} streams the run report. */
+class CliFollowAndReportTest {
+
+  private final ApiTestNode api = ApiTestNode.get();
+
+  @Test
+  void statusFollowPrintsALinePerUpdateAndExitsWithTheRunsCode() throws Exception {
+    String runId = api.createRun(ApiTestNode.newJob("follow"), 2);
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    PrintStream saved = System.out;
+    System.setOut(new PrintStream(bytes, true, StandardCharsets.UTF_8));
+    try {
+      CompletableFuture<Integer> exit =
+          CompletableFuture.supplyAsync(
+              () ->
+                  new CommandLine(new StatusCommand())
+                      .execute("--url", api.base, "--token", ApiTestNode.TOKEN, "--follow", runId));
+      Await.until(
+          Duration.ofSeconds(30),
+          "the first line of the follow",
+          () -> bytes.toString(StandardCharsets.UTF_8).contains("RUNNING"));
+      assertEquals(200, api.post("/api/runs/" + ApiTestNode.seg(runId) + "/cancel", null).status());
+      assertEquals(3, exit.get(30, TimeUnit.SECONDS), "CANCELLED exits 3, as the run command");
+    } finally {
+      System.setOut(saved);
+    }
+    List<String> lines = bytes.toString(StandardCharsets.UTF_8).lines().toList();
+    assertTrue(
+        lines.get(0).contains(runId + " RUNNING") && lines.get(0).contains("done 0/2"),
+        lines.get(0));
+    assertTrue(lines.get(lines.size() - 1).contains(runId + " CANCELLED"), lines.toString());
+  }
+
+  @Test
+  void followNeedsARunIdAndAnUnknownRunIsAnError() {
+    assertEquals(
+        64,
+        new CommandLine(new StatusCommand())
+            .execute("--url", api.base, "--token", ApiTestNode.TOKEN, "--follow"));
+    assertEquals(
+        1,
+        new CommandLine(new StatusCommand())
+            .execute(
+                "--url", api.base, "--token", ApiTestNode.TOKEN, "--follow", "nope/2026-11-29"));
+  }
+
+  @Test
+  void reportWritesOneLinePerItem() {
+    String runId = api.createRun(ApiTestNode.newJob("cli-report"), 3);
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    PrintStream saved = System.out;
+    System.setOut(new PrintStream(bytes, true, StandardCharsets.UTF_8));
+    try {
+      assertEquals(
+          0,
+          new CommandLine(new ReportCommand())
+              .execute("--url", api.base, "--token", ApiTestNode.TOKEN, runId));
+    } finally {
+      System.setOut(saved);
+    }
+    List<String> lines = bytes.toString(StandardCharsets.UTF_8).lines().toList();
+    assertEquals(4, lines.size(), lines.toString());
+    assertTrue(lines.get(0).startsWith("itemId,status,attempt"));
+    assertTrue(
+        lines.get(1).startsWith(ApiTestNode.itemId(runId, 1) + ",PENDING,0,5,NONE"), lines.get(1));
+    assertEquals(
+        64,
+        new CommandLine(new ReportCommand())
+            .execute("--url", api.base, "--token", ApiTestNode.TOKEN, "--format", "xml", runId));
+  }
+}

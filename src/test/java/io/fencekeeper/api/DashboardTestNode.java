@@ -1,0 +1,174 @@
+package io.fencekeeper.api;
+
+import io.fencekeeper.item.ItemGateway;
+import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.WorkItem;
+import io.fencekeeper.node.FencekeeperNode;
+import io.fencekeeper.provider.http.HttpProvider;
+import io.fencekeeper.provider.sim.SimFaults;
+import io.fencekeeper.provider.sim.SimProviderServer;
+import io.fencekeeper.testing.TestDatabases;
+import io.fencekeeper.testing.TestNodes;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A node as an operator sees it at night: real clock, eight workers, the simulated provider over
+ * HTTP with some latency, the HTTP API with the dashboard and a token. Runs of a held job are not
+ * touched by the workers until the test releases them, so the test can drive those items through
+ * the lease API itself (a stale token) or cancel a run that is still RUNNING.
+ */
+final class DashboardTestNode implements AutoCloseable {
+
+  static final String TOKEN = "dashboard-admin-token-0123456789";
+
+  /** The read-only token of FENCEKEEPER_API_READ_TOKEN. */
+  static final String READ_TOKEN = "dashboard-read-token-0123456789";
+
+  static final int WORKERS = 8;
+  static final double THROTTLE_PER_SECOND = 40;
+
+  final SimProviderServer sim;
+  final HttpProvider provider;
+  final FencekeeperNode node;
+  final String base;
+  final HeldClaims held;
+
+  DashboardTestNode() throws Exception {
+    // the provider throttles above 40 calls a second: the governor has decisions to show
+    sim =
+        SimProviderServer.start(
+            0, SimFaults.NONE.withLatency(15, 10).withThrottlePerSecond(THROTTLE_PER_SECOND), 7);
+    provider = HttpProvider.create(sim.baseUrl(), Duration.ofSeconds(2), Duration.ofSeconds(5));
+    Path dir = Files.createTempDirectory("fk-dashboard");
+    Map<String, Object> overrides = TestNodes.overrides(TestDatabases.h2File(dir), dir);
+    overrides.put("fencekeeper.governor.normal-cap", 6);
+    overrides.put("fencekeeper.governor.burst-cap", 12);
+    overrides.put("fencekeeper.http.api-read-token", READ_TOKEN);
+    HeldClaims[] gate = new HeldClaims[1];
+    node =
+        FencekeeperNode.builder(FencekeeperNode.config(overrides))
+            .provider(provider)
+            .workers(WORKERS)
+            .workerGateway(items -> gate[0] = new HeldClaims(items))
+            .start()
+            .awaitUp(Duration.ofSeconds(60));
+    held = gate[0];
+    ApiSettings settings = ApiSettings.from(node.settings()).withPort(0).withToken(TOKEN);
+    var binding = HttpApi.start(node, settings).toCompletableFuture().get(30, TimeUnit.SECONDS);
+    base = "http://127.0.0.1:" + binding.localAddress().getPort();
+  }
+
+  @Override
+  public void close() {
+    held.releaseAll();
+    node.close();
+    provider.close();
+    sim.close();
+  }
+
+  /**
+   * The workers' gateway: a claim of an item of a held job waits until the test releases the job;
+   * every other command goes straight through.
+   */
+  static final class HeldClaims implements ItemGateway {
+    private final ItemGateway items;
+    private final Map<String, CompletableFuture<Void>> jobs = new ConcurrentHashMap<>();
+
+    HeldClaims(ItemGateway items) {
+      this.items = items;
+    }
+
+    void hold(String job) {
+      jobs.putIfAbsent(job, new CompletableFuture<>());
+    }
+
+    void release(String job) {
+      jobs.computeIfAbsent(job, j -> new CompletableFuture<>()).complete(null);
+    }
+
+    void releaseAll() {
+      jobs.values().forEach(gate -> gate.complete(null));
+    }
+
+    @Override
+    public CompletionStage<WorkItem.Reply> claim(
+        ItemId item, String workerId, Duration lease, int maxAttempts) {
+      CompletableFuture<Void> gate = jobs.get(item.job());
+      return gate == null
+          ? items.claim(item, workerId, lease, maxAttempts)
+          : gate.thenCompose(open -> items.claim(item, workerId, lease, maxAttempts));
+    }
+
+    @Override
+    public CompletionStage<WorkItem.Reply> renew(
+        ItemId item, String workerId, long token, Duration lease) {
+      return items.renew(item, workerId, token, lease);
+    }
+
+    @Override
+    public CompletionStage<WorkItem.Reply> recordEffect(
+        ItemId item, String workerId, long token, WorkItem.EffectOutcome outcome) {
+      return items.recordEffect(item, workerId, token, outcome);
+    }
+
+    @Override
+    public CompletionStage<WorkItem.Reply> markAmbiguous(
+        ItemId item, String workerId, long token, String reason) {
+      return items.markAmbiguous(item, workerId, token, reason);
+    }
+
+    @Override
+    public CompletionStage<WorkItem.Reply> complete(ItemId item, String workerId, long token) {
+      return items.complete(item, workerId, token);
+    }
+
+    @Override
+    public CompletionStage<WorkItem.Reply> recordEffectAndComplete(
+        ItemId item, String workerId, long token, WorkItem.EffectOutcome outcome) {
+      return items.recordEffectAndComplete(item, workerId, token, outcome);
+    }
+
+    @Override
+    public CompletionStage<WorkItem.Reply> fail(
+        ItemId item,
+        String workerId,
+        long token,
+        String error,
+        boolean retryable,
+        Duration retryAfter) {
+      return items.fail(item, workerId, token, error, retryable, retryAfter);
+    }
+
+    @Override
+    public CompletionStage<WorkItem.Reply> release(ItemId item, String workerId, long token) {
+      return items.release(item, workerId, token);
+    }
+
+    @Override
+    public CompletionStage<WorkItem.Reply> close(ItemId item, String reason) {
+      return items.close(item, reason);
+    }
+
+    @Override
+    public CompletionStage<WorkItem.Reply> reopen(ItemId item) {
+      return items.reopen(item);
+    }
+
+    @Override
+    public CompletionStage<WorkItem.Reply> retry(ItemId item) {
+      return items.retry(item);
+    }
+
+    @Override
+    public CompletionStage<WorkItem.Reply> get(ItemId item) {
+      return items.get(item);
+    }
+  }
+}
