@@ -86,14 +86,14 @@ final class ClaimTimings implements ItemGateway {
 
   @Override
   public CompletionStage<Reply> recordEffectAndComplete(
-      ItemId item, String workerId, long token, io.fencekeeper.item.WorkItem.EffectOutcome outcome) {
-    return items.recordEffectAndComplete(item, workerId, token, outcome);
+      ItemId item, String workerId, long token, io.fencekeeper.item.WorkItem.EffectOutcome outcome, int throttles) {
+    return items.recordEffectAndComplete(item, workerId, token, outcome, throttles);
   }
 
   @Override
   public CompletionStage<Reply> fail(
-      ItemId item, String workerId, long token, String error, boolean retryable, Duration retryAfter) {
-    return items.fail(item, workerId, token, error, retryable, retryAfter);
+      ItemId item, String workerId, long token, String error, boolean retryable, Duration retryAfter, int throttles) {
+    return items.fail(item, workerId, token, error, retryable, retryAfter, throttles);
   }
 
   @Override

@@ -205,7 +205,8 @@ final class ItemEndpoints {
         body.optionalLong("retryAfterMillis", 0, Duration.ofDays(1).toMillis())
             .map(Duration::ofMillis)
             .orElse(null);
-    return command(call, run -> items.fail(id, workerId, token, error, retryable, retryAfter), id);
+    return command(
+        call, run -> items.fail(id, workerId, token, error, retryable, retryAfter, 0), id);
   }
 
   CompletionStage<ApiResponse> release(ApiCall call) {

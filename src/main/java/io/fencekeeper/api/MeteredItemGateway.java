@@ -90,10 +90,10 @@ public final class MeteredItemGateway implements ItemGateway {
 
   @Override
   public CompletionStage<Reply> recordEffectAndComplete(
-      ItemId item, String workerId, long token, WorkItem.EffectOutcome outcome) {
+      ItemId item, String workerId, long token, WorkItem.EffectOutcome outcome, int throttles) {
     return observe(
         "record_effect_and_complete",
-        () -> delegate.recordEffectAndComplete(item, workerId, token, outcome));
+        () -> delegate.recordEffectAndComplete(item, workerId, token, outcome, throttles));
   }
 
   @Override
@@ -103,9 +103,11 @@ public final class MeteredItemGateway implements ItemGateway {
       long token,
       String error,
       boolean retryable,
-      Duration retryAfter) {
+      Duration retryAfter,
+      int throttles) {
     return observe(
-        "fail", () -> delegate.fail(item, workerId, token, error, retryable, retryAfter));
+        "fail",
+        () -> delegate.fail(item, workerId, token, error, retryable, retryAfter, throttles));
   }
 
   @Override

@@ -25,9 +25,12 @@ public interface ItemGateway {
 
   CompletionStage<Reply> complete(ItemId item, String workerId, long token);
 
-  /** The effect record and the completion in one write (both events stay in the audit). */
+  /**
+   * The effect record and the completion in one journal event (the worker's last step); {@code
+   * throttles}: throttled answers the attempt met.
+   */
   CompletionStage<Reply> recordEffectAndComplete(
-      ItemId item, String workerId, long token, EffectOutcome outcome);
+      ItemId item, String workerId, long token, EffectOutcome outcome, int throttles);
 
   CompletionStage<Reply> fail(
       ItemId item,
@@ -35,7 +38,8 @@ public interface ItemGateway {
       long token,
       String error,
       boolean retryable,
-      Duration retryAfter);
+      Duration retryAfter,
+      int throttles);
 
   CompletionStage<Reply> release(ItemId item, String workerId, long token);
 

@@ -63,8 +63,9 @@ public final class ShardedItems implements ItemGateway {
 
   @Override
   public CompletionStage<Reply> recordEffectAndComplete(
-      ItemId item, String workerId, long token, EffectOutcome outcome) {
-    return ask(item, r -> new WorkItem.RecordEffectAndComplete(workerId, token, outcome, r));
+      ItemId item, String workerId, long token, EffectOutcome outcome, int throttles) {
+    return ask(
+        item, r -> new WorkItem.RecordEffectAndComplete(workerId, token, outcome, throttles, r));
   }
 
   @Override
@@ -74,8 +75,10 @@ public final class ShardedItems implements ItemGateway {
       long token,
       String error,
       boolean retryable,
-      Duration retryAfter) {
-    return ask(item, r -> new WorkItem.Fail(workerId, token, error, retryable, retryAfter, r));
+      Duration retryAfter,
+      int throttles) {
+    return ask(
+        item, r -> new WorkItem.Fail(workerId, token, error, retryable, retryAfter, throttles, r));
   }
 
   @Override

@@ -4,7 +4,6 @@ import io.fencekeeper.CborSerializable;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import org.apache.pekko.actor.typed.ActorRef;
@@ -161,22 +160,42 @@ public final class WorkItem
       implements LeaseCommand {}
 
   /**
-   * RecordEffect and Complete in one round trip, as the worker's last step: both events are
-   * journaled together (one atomic write), so the audit trail is the same and the worker saves an
-   * ask and a journal write per item.
+   * RecordEffect and Complete in one round trip, as the worker's last step: one {@link
+   * ItemCompleted} event carries the effect, so an item's happy path is two journal rows (claim,
+   * completion) and the audit still shows the effect and its provider reference. {@code throttles}:
+   * throttled answers the attempt met.
    */
   public record RecordEffectAndComplete(
-      String workerId, long token, EffectOutcome outcome, ActorRef<Reply> replyTo)
-      implements LeaseCommand {}
+      String workerId, long token, EffectOutcome outcome, int throttles, ActorRef<Reply> replyTo)
+      implements LeaseCommand {
 
+    public RecordEffectAndComplete(
+        String workerId, long token, EffectOutcome outcome, ActorRef<Reply> replyTo) {
+      this(workerId, token, outcome, 0, replyTo);
+    }
+  }
+
+  /** {@code throttles}: throttled answers the attempt met (for the run's counters). */
   public record Fail(
       String workerId,
       long token,
       String error,
       boolean retryable,
       Duration retryAfter,
+      int throttles,
       ActorRef<Reply> replyTo)
-      implements LeaseCommand {}
+      implements LeaseCommand {
+
+    public Fail(
+        String workerId,
+        long token,
+        String error,
+        boolean retryable,
+        Duration retryAfter,
+        ActorRef<Reply> replyTo) {
+      this(workerId, token, error, retryable, retryAfter, 0, replyTo);
+    }
+  }
 
   public record Release(String workerId, long token, ActorRef<Reply> replyTo)
       implements LeaseCommand {}
@@ -265,14 +284,34 @@ public final class WorkItem
 
   public record LeaseRenewed(long token, Instant leaseExpiresAt, Instant at) implements Event {}
 
-  public record EffectRecorded(long token, EffectOutcome outcome, Instant at) implements Event {}
+  /**
+   * The effect is recorded (the lease API's two-step path: a Complete follows). {@code reconciled}:
+   * the effect had been AMBIGUOUS, so this record resolved it.
+   */
+  public record EffectRecorded(long token, EffectOutcome outcome, boolean reconciled, Instant at)
+      implements Event {}
 
   public record MarkedAmbiguous(long token, String reason, Instant at) implements Event {}
 
-  public record ItemCompleted(long token, Instant at) implements Event {}
+  /**
+   * DONE. The worker's last step records the effect and completes in this one event ({@code
+   * outcome} set, one journal row); after a separate {@link EffectRecorded} (the lease API's
+   * Complete, and journals written before) {@code outcome} is null. {@code reconciled}: this
+   * attempt resolved an AMBIGUOUS effect; {@code throttles}: throttled answers it met.
+   */
+  public record ItemCompleted(
+      long token, EffectOutcome outcome, boolean reconciled, int throttles, Instant at)
+      implements Event {}
 
+  /** {@code throttles}: throttled answers the attempt met before it gave the item back. */
   public record AttemptFailed(
-      long token, String error, boolean retryable, boolean exhausted, Instant retryAt, Instant at)
+      long token,
+      String error,
+      boolean retryable,
+      boolean exhausted,
+      Instant retryAt,
+      int throttles,
+      Instant at)
       implements Event {}
 
   public record LeaseReleased(long token, Instant at) implements Event {}
@@ -379,6 +418,12 @@ public final class WorkItem
     }
 
     State onCompleted(ItemCompleted e) {
+      State recorded =
+          e.outcome() == null ? this : reported(EffectStatus.RECORDED, e.outcome(), lastError);
+      return recorded.done();
+    }
+
+    private State done() {
       return new State(
           Status.DONE,
           owner,
@@ -607,13 +652,16 @@ public final class WorkItem
     if (state.effect() == EffectStatus.RECORDED) {
       return Effect().reply(replyTo, new AlreadyRecorded(view(state)));
     }
+    boolean reconciled = state.effect() == EffectStatus.AMBIGUOUS;
     if (!complete) {
       return Effect()
-          .persist(new EffectRecorded(token, outcome, now))
+          .persist(new EffectRecorded(token, outcome, reconciled, now))
           .thenReply(replyTo, this::accepted);
     }
+    int throttles = cmd instanceof RecordEffectAndComplete last ? last.throttles() : 0;
+    // one event, one journal row: the effect and the completion together (the audit shows both)
     return Effect()
-        .persist(List.of(new EffectRecorded(token, outcome, now), new ItemCompleted(token, now)))
+        .persist(new ItemCompleted(token, outcome, reconciled, throttles, now))
         .thenRun(done -> passivate.run())
         .thenReply(replyTo, this::accepted);
   }
@@ -651,7 +699,7 @@ public final class WorkItem
                   "cannot complete: no effect is recorded (effect is " + state.effect() + ")"));
     }
     return Effect()
-        .persist(new ItemCompleted(cmd.token(), now))
+        .persist(new ItemCompleted(cmd.token(), null, false, 0, now))
         .thenRun(done -> passivate.run())
         .thenReply(cmd.replyTo(), this::accepted);
   }
@@ -675,7 +723,13 @@ public final class WorkItem
     return Effect()
         .persist(
             new AttemptFailed(
-                cmd.token(), truncate(cmd.error()), cmd.retryable(), exhausted, retryAt, now))
+                cmd.token(),
+                truncate(cmd.error()),
+                cmd.retryable(),
+                exhausted,
+                retryAt,
+                cmd.throttles(),
+                now))
         .thenReply(cmd.replyTo(), this::accepted);
   }
 

@@ -268,7 +268,7 @@ public final class ItemAttempt {
 
   private CompletionStage<AttemptResult> recordOutcome(EffectOutcome outcome) {
     return ctx.items()
-        .recordEffectAndComplete(item, workerId, claim.token(), outcome)
+        .recordEffectAndComplete(item, workerId, claim.token(), outcome, throttles.get())
         .thenCompose(
             reply -> {
               if (reply instanceof WorkItem.Accepted a
@@ -312,7 +312,7 @@ public final class ItemAttempt {
 
   private CompletionStage<AttemptResult> fail(String error, boolean retryable, Duration delay) {
     return ctx.items()
-        .fail(item, workerId, claim.token(), error, retryable, delay)
+        .fail(item, workerId, claim.token(), error, retryable, delay, throttles.get())
         .thenApply(
             reply -> {
               if (reply instanceof WorkItem.Accepted a) {

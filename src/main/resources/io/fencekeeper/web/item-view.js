@@ -8,6 +8,16 @@ import { duration, time, utc } from './format.js';
 
 const at = (iso) => h('time', { datetime: iso, title: utc(iso) }, time(iso));
 
+function effectText(o) {
+  return `Provider reference ${o.providerReference || '(none)'}${o.detail ? ` – ${o.detail}` : ''}.`;
+}
+
+function resolution(o) {
+  return o.kind === 'FOUND_BY_LOOKUP'
+    ? ' Resolves the ambiguity: the lookup found the earlier effect at the provider, nothing was sent twice.'
+    : ' Resolves the ambiguity: the lookup found nothing, so the effect was applied once now.';
+}
+
 /**
  * The audit events as sentences. `ambiguous` carries across rows: an effect recorded after an
  * ambiguous mark or a takeover is the reconciliation (lookup) that resolved it.
@@ -38,11 +48,9 @@ export function story(events) {
         const o = f.outcome || {};
         kind = 'effect';
         title = `Token ${f.token} recorded the effect: ${o.kind}`;
-        text = `Provider reference ${o.providerReference || '(none)'}${o.detail ? ` – ${o.detail}` : ''}.`;
+        text = effectText(o);
         if (ambiguous) {
-          text += o.kind === 'FOUND_BY_LOOKUP'
-            ? ' Resolves the ambiguity: the lookup found the earlier effect at the provider, nothing was sent twice.'
-            : ' Resolves the ambiguity: the lookup found nothing, so the effect was applied once now.';
+          text += resolution(o);
           kind = 'resolved';
           ambiguous = false;
         }
@@ -57,6 +65,17 @@ export function story(events) {
       case 'ItemCompleted':
         kind = 'done';
         title = `Token ${f.token} completed the item: DONE`;
+        if (f.outcome) {
+          // the worker's last step: the effect and the completion are one event
+          const o = f.outcome;
+          title = `Token ${f.token} recorded the effect (${o.kind}) and completed the item: DONE`;
+          text = effectText(o);
+          if (ambiguous) {
+            text += resolution(o);
+            ambiguous = false;
+          }
+        }
+        if (f.throttles) text += ` The provider throttled this attempt ${f.throttles} times.`;
         break;
       case 'AttemptFailed':
         kind = 'failed';

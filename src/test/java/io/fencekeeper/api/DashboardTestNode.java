@@ -131,8 +131,8 @@ final class DashboardTestNode implements AutoCloseable {
 
     @Override
     public CompletionStage<WorkItem.Reply> recordEffectAndComplete(
-        ItemId item, String workerId, long token, WorkItem.EffectOutcome outcome) {
-      return items.recordEffectAndComplete(item, workerId, token, outcome);
+        ItemId item, String workerId, long token, WorkItem.EffectOutcome outcome, int throttles) {
+      return items.recordEffectAndComplete(item, workerId, token, outcome, throttles);
     }
 
     @Override
@@ -142,8 +142,9 @@ final class DashboardTestNode implements AutoCloseable {
         long token,
         String error,
         boolean retryable,
-        Duration retryAfter) {
-      return items.fail(item, workerId, token, error, retryable, retryAfter);
+        Duration retryAfter,
+        int throttles) {
+      return items.fail(item, workerId, token, error, retryable, retryAfter, throttles);
     }
 
     @Override

@@ -99,7 +99,9 @@ class MillionRowUploadProcessTest {
                       URI.create(
                           base
                               + "/api/runs?job=million&businessDate=2026-11-29"
-                              + "&deadline=2026-11-30T06:00:00Z"))
+                              + "&deadline="
+                              // the real clock's deadline: an hour ahead of now, whatever today is
+                              + java.time.Instant.now().plus(java.time.Duration.ofHours(1))))
                   .header("Content-Type", "text/csv")
                   .POST(HttpRequest.BodyPublishers.ofFile(csv))
                   .build(),

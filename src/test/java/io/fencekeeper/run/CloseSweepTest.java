@@ -307,7 +307,7 @@ class CloseSweepTest {
 
     @Override
     public CompletionStage<Reply> recordEffectAndComplete(
-        ItemId item, String workerId, long token, EffectOutcome outcome) {
+        ItemId item, String workerId, long token, EffectOutcome outcome, int throttles) {
       throw new UnsupportedOperationException("the sweep only closes");
     }
 
@@ -318,7 +318,8 @@ class CloseSweepTest {
         long token,
         String error,
         boolean retryable,
-        Duration retryAfter) {
+        Duration retryAfter,
+        int throttles) {
       throw new UnsupportedOperationException("the sweep only closes");
     }
 

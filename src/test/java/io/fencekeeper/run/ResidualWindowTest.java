@@ -194,13 +194,18 @@ class ResidualWindowTest {
 
               @Override
               public synchronized CompletionStage<WorkItem.Reply> recordEffectAndComplete(
-                  ItemId item, String workerId, long token, WorkItem.EffectOutcome outcome) {
+                  ItemId item,
+                  String workerId,
+                  long token,
+                  WorkItem.EffectOutcome outcome,
+                  int throttles) {
                 if (item.equals(paused) && !held) {
                   held = true; // the worker applied, then stalls before telling the item
                   return wake.thenCompose(
-                      w -> super.recordEffectAndComplete(item, workerId, token, outcome));
+                      w ->
+                          super.recordEffectAndComplete(item, workerId, token, outcome, throttles));
                 }
-                return super.recordEffectAndComplete(item, workerId, token, outcome);
+                return super.recordEffectAndComplete(item, workerId, token, outcome, throttles);
               }
             });
     RunView run = create(job, List.of(new AccountCursor(paused.accountId(), paused.cursor())));

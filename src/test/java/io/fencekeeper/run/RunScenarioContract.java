@@ -263,13 +263,17 @@ abstract class RunScenarioContract {
                 new ForwardingItems(items) {
                   @Override
                   public CompletionStage<WorkItem.Reply> recordEffectAndComplete(
-                      ItemId item, String workerId, long token, WorkItem.EffectOutcome outcome) {
+                      ItemId item,
+                      String workerId,
+                      long token,
+                      WorkItem.EffectOutcome outcome,
+                      int throttles) {
                     if (item.accountId().equals(victim.accountId())
                         && failedOnce.compareAndSet(false, true)) {
                       return CompletableFuture.failedFuture(
                           new IllegalStateException("journal write failed"));
                     }
-                    return super.recordEffectAndComplete(item, workerId, token, outcome);
+                    return super.recordEffectAndComplete(item, workerId, token, outcome, throttles);
                   }
                 });
     RunView run = create("final-write", accounts, clock.instant().plus(Duration.ofHours(1)));
@@ -466,8 +470,8 @@ abstract class RunScenarioContract {
 
     @Override
     public CompletionStage<WorkItem.Reply> recordEffectAndComplete(
-        ItemId item, String workerId, long token, WorkItem.EffectOutcome outcome) {
-      return items.recordEffectAndComplete(item, workerId, token, outcome);
+        ItemId item, String workerId, long token, WorkItem.EffectOutcome outcome, int throttles) {
+      return items.recordEffectAndComplete(item, workerId, token, outcome, throttles);
     }
 
     @Override
@@ -477,8 +481,9 @@ abstract class RunScenarioContract {
         long token,
         String error,
         boolean retryable,
-        Duration retryAfter) {
-      return items.fail(item, workerId, token, error, retryable, retryAfter);
+        Duration retryAfter,
+        int throttles) {
+      return items.fail(item, workerId, token, error, retryable, retryAfter, throttles);
     }
 
     @Override
