@@ -98,26 +98,32 @@ public final class ApiMetrics implements ItemAttempt.AttemptListener {
                   view.governor().mode() == mode ? 1 : 0));
         }
       }
+      // the run's counters as the run view has them: from its items' journaled events
       runCounter(
-          "fencekeeper.provider.throttled.answers",
+          "fencekeeper.run.throttled.answers",
           view.runId(),
-          "Throttled provider answers (429 / Retry-After) met by a run's workers",
+          "Throttled provider answers (429 / Retry-After) met by attempts that completed or failed",
           v -> v.throttledAnswers());
       runCounter(
-          "fencekeeper.stale.rejections",
+          "fencekeeper.run.stale.rejections",
           view.runId(),
-          "Commands rejected for a stale token",
+          "Commands refused for a stale token, another worker or a lapsed lease",
           v -> v.staleRejections());
       runCounter(
-          "fencekeeper.lease.expiries",
+          "fencekeeper.run.takeovers",
           view.runId(),
-          "Claims that took over an expired lease",
-          v -> v.leaseExpiries());
+          "Claims of an item whose previous holder's lease expired before it finished the item",
+          v -> v.takeovers());
       runCounter(
-          "fencekeeper.reconciliations",
+          "fencekeeper.run.reconciliations",
           view.runId(),
-          "Ambiguous items reconciled by lookup",
+          "Completions that resolved an ambiguous effect",
           v -> v.reconciliations());
+      runCounter(
+          "fencekeeper.run.attempts",
+          view.runId(),
+          "Attempts that ended: DONE items plus attempts failed, released, taken over or closed",
+          v -> v.attempts());
     }
     itemsByStatus.register(statusRows, true);
     backlogAge.register(ageRows, true);
@@ -154,21 +160,6 @@ public final class ApiMetrics implements ItemAttempt.AttemptListener {
     Counter.builder("fencekeeper.claims")
         .description("Claim attempts by source and outcome")
         .tags("source", source, "outcome", outcome)
-        .register(registry)
-        .increment();
-  }
-
-  void staleRejection(String command) {
-    Counter.builder("fencekeeper.stale.commands")
-        .description("Commands answered lease_lost, by command")
-        .tag("command", command)
-        .register(registry)
-        .increment();
-  }
-
-  void takeover() {
-    Counter.builder("fencekeeper.lease.takeovers")
-        .description("Claims that took over an expired lease (seen by this node)")
         .register(registry)
         .increment();
   }

@@ -33,14 +33,10 @@ public final class MeteredItemGateway implements ItemGateway {
             (reply, failure) -> {
               String outcome = failure != null ? "unanswered" : outcomeOf(reply);
               metrics.itemCommand(command, outcome, Duration.ofNanos(System.nanoTime() - start));
-              if (reply instanceof WorkItem.LeaseLost) {
-                metrics.staleRejection(command);
-              }
+              // stale rejections and takeovers are counted per run from the journal, not here:
+              // this node sees only its own commands
               if (command.equals("claim")) {
                 metrics.claim(source, outcome);
-                if (reply instanceof WorkItem.Claimed claimed && claimed.takeover()) {
-                  metrics.takeover();
-                }
               }
             });
   }

@@ -28,8 +28,8 @@ final class RunHistory {
   static final int MAX_ENDED_RUNS = 50;
 
   /**
-   * A run's figures at one moment; {@code throttled}, {@code stale} and {@code expiries} are totals
-   * since the run started (the dashboard draws their increase per second).
+   * A run's figures at one moment; {@code throttled}, {@code stale} and {@code takeovers} are
+   * totals since the run started (the dashboard draws their increase per second).
    */
   record Sample(
       long at,
@@ -41,7 +41,7 @@ final class RunHistory {
       Integer cap,
       long throttled,
       long stale,
-      long expiries,
+      long takeovers,
       double rate) {
 
     static Sample of(RunView run, long atMillis) {
@@ -55,7 +55,7 @@ final class RunHistory {
           run.governor() == null ? null : run.governor().cap(),
           run.throttledAnswers(),
           run.staleRejections(),
-          run.leaseExpiries(),
+          run.takeovers(),
           Math.round(run.itemsPerSecond() * 100) / 100.0);
     }
   }
@@ -152,7 +152,7 @@ final class RunHistory {
     column(columns, "cap", points, Sample::cap);
     column(columns, "throttled", points, Sample::throttled);
     column(columns, "stale", points, Sample::stale);
-    column(columns, "expiries", points, Sample::expiries);
+    column(columns, "takeovers", points, Sample::takeovers);
     column(columns, "rate", points, Sample::rate);
     return columns;
   }

@@ -226,8 +226,13 @@ public final class RunCommand implements Callable<Integer> {
       out.printf("  watched for       %.1f s%n", seconds);
     }
     out.printf(
-        "  stale rejections  %d%n  lease expiries    %d%n  reconciliations   %d%n",
-        run.staleRejections(), run.leaseExpiries(), run.reconciliations());
+        "  stale rejections  %d%n  takeovers         %d%n  reconciliations   %d%n"
+            + "  throttled         %d%n  attempts          %d%n",
+        run.staleRejections(),
+        run.takeovers(),
+        run.reconciliations(),
+        run.throttledAnswers(),
+        run.attempts());
     if (sim != null && !sim.effects().isEmpty()) {
       int max = sim.effects().values().stream().mapToInt(Integer::intValue).max().orElse(0);
       out.printf(

@@ -105,7 +105,7 @@ final class RunFollower {
     String projected = run.path("projectedFinish").asText("");
     return String.format(
         "%s %s %-9s done %d/%d (%.1f%%)  pending %d  leased %d  failed %d  closed %d  %.1f items/s"
-            + "  backlog %.0fs  cap %s %s  finish %s  deadline %s  stale %d  expiries %d",
+            + "  backlog %.0fs  cap %s %s  finish %s  deadline %s  stale %d  takeovers %d",
         LocalTime.now(ZoneId.systemDefault()).truncatedTo(ChronoUnit.SECONDS),
         run.path("runId").asText(),
         run.path("state").asText(),
@@ -123,6 +123,6 @@ final class RunFollower {
         projected.isEmpty() || projected.equals("null") ? "-" : Instant.parse(projected).toString(),
         run.path("deadline").asText(),
         run.path("staleRejections").asLong(),
-        run.path("leaseExpiries").asLong());
+        run.path("takeovers").asLong());
   }
 }

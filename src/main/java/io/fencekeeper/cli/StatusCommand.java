@@ -66,7 +66,7 @@ public final class StatusCommand implements Callable<Integer> {
     JsonNode counts = run.path("counts");
     out.printf(
         "%-40s %-9s done %d/%d  pending %d  leased %d  failed %d  closed %d  backlog %.0fs"
-            + "  deadline %s  stale %d  expiries %d%n",
+            + "  deadline %s  stale %d  takeovers %d%n",
         run.path("runId").asText(),
         run.path("state").asText(),
         counts.path("done").asLong(),
@@ -78,6 +78,6 @@ public final class StatusCommand implements Callable<Integer> {
         run.path("backlogAgeSeconds").asDouble(),
         run.path("deadline").asText(),
         run.path("staleRejections").asLong(),
-        run.path("leaseExpiries").asLong());
+        run.path("takeovers").asLong());
   }
 }

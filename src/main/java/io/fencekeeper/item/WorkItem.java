@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
@@ -269,8 +270,9 @@ public final class WorkItem
   }
 
   /**
-   * A claim. {@code previousOwner} is set when the previous lease expired without an outcome from
-   * its holder: a takeover, which makes the effect ambiguous.
+   * A claim. {@code previousOwner} is set when the previous holder's lease expired before it
+   * completed, failed or released the item: a takeover. If that holder had not reported an outcome
+   * the effect becomes AMBIGUOUS (see {@link State#effectAfterLeaseEnds}).
    */
   public record LeaseGranted(
       String workerId,
@@ -316,7 +318,10 @@ public final class WorkItem
 
   public record LeaseReleased(long token, Instant at) implements Event {}
 
-  /** {@code newToken} is one past the last claim's; {@code abandonedOwner} held a live lease. */
+  /**
+   * {@code newToken} is one past the last claim's; {@code abandonedOwner} held a lease, live or
+   * lapsed.
+   */
   public record ItemClosed(long newToken, String reason, String abandonedOwner, Instant at)
       implements Event {}
 
@@ -515,6 +520,39 @@ public final class WorkItem
 
   static final int SNAPSHOT_EVERY = 100;
 
+  /**
+   * The tag of the events a run's counters are made of (docs/design.md, "Observability"): stale
+   * rejections, takeovers, attempts that ended without a clean completion, and completions that
+   * reconciled or met throttling. A clean completion is not tagged, so the happy path writes no tag
+   * row. The run of an event is in its persistence id.
+   */
+  public static final String SIGNAL_TAG = "item-signal";
+
+  @Override
+  public Set<String> tagsFor(Event event) {
+    return isSignal(event) ? SIGNAL_TAGS : Set.of();
+  }
+
+  private static final Set<String> SIGNAL_TAGS = Set.of(SIGNAL_TAG);
+
+  static boolean isSignal(Event event) {
+    if (event instanceof LeaseGranted granted) {
+      return granted.previousOwner() != null;
+    }
+    if (event instanceof ItemCompleted completed) {
+      return completed.reconciled() || completed.throttles() > 0;
+    }
+    if (event instanceof EffectRecorded recorded) {
+      return recorded.reconciled();
+    }
+    if (event instanceof ItemClosed closed) {
+      return closed.abandonedOwner() != null;
+    }
+    return event instanceof StaleCommandRejected
+        || event instanceof AttemptFailed
+        || event instanceof LeaseReleased;
+  }
+
   @Override
   public State emptyState() {
     return State.initial();
@@ -559,9 +597,10 @@ public final class WorkItem
     if (refusal.isPresent()) {
       return Effect().reply(cmd.replyTo(), refusal.get());
     }
-    // a lease that expired with its holder silent is a takeover: the holder may have sent
-    String previousOwner =
-        state.status() == Status.LEASED && !state.outcomeReported() ? state.owner() : null;
+    // a lease that expired before its holder completed, failed or released the item is a
+    // takeover; whether that leaves the effect ambiguous is the state's business (an unreported
+    // lease does, a recorded effect stays recorded)
+    String previousOwner = state.status() == Status.LEASED ? state.owner() : null;
     LeaseGranted granted =
         new LeaseGranted(
             cmd.workerId(),

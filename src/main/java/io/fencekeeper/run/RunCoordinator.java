@@ -6,12 +6,17 @@ import io.fencekeeper.run.governor.GovernorView;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.PostStop;
+import org.apache.pekko.actor.typed.PreRestart;
 import org.apache.pekko.actor.typed.SupervisorStrategy;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
@@ -26,6 +31,7 @@ import org.apache.pekko.persistence.typed.javadsl.EventSourcedBehaviorWithEnforc
 import org.apache.pekko.persistence.typed.javadsl.ReplyEffect;
 import org.apache.pekko.persistence.typed.javadsl.RetentionCriteria;
 import org.apache.pekko.persistence.typed.javadsl.SignalHandler;
+import org.apache.pekko.stream.UniqueKillSwitch;
 
 /**
  * The run coordinator: a cluster singleton, event-sourced with snapshots, that creates runs
@@ -95,6 +101,9 @@ public final class RunCoordinator
 
   record DispatcherFinished(RunDispatcher.Finished finished) implements Command {}
 
+  /** The run's counters have read the journal to its end (or could not): the run may end. */
+  record CountersFinal(RunDispatcher.Finished finished, Throwable failure) implements Command {}
+
   /** Why a dispatcher is failing (sent by it, just before it stops). */
   record DispatcherCrashed(String runId, int incarnation, String cause) implements Command {}
 
@@ -102,6 +111,10 @@ public final class RunCoordinator
   record DispatcherStopped(String runId, int incarnation) implements Command {}
 
   record RestartDispatcher(String runId) implements Command {}
+
+  /** Tagged item events read from the journal; the reply is the offset now counted up to. */
+  record SignalsRead(List<SignalProjection.Signal> signals, ActorRef<Long> replyTo)
+      implements Command {}
 
   public sealed interface CreateReply extends CborSerializable {}
 
@@ -139,14 +152,40 @@ public final class RunCoordinator
 
   public record GovernorChanged(GovernorSettings settings, Instant at) implements Event {}
 
-  /** {@code governor} is null until an operator changes the limits: the node's defaults apply. */
-  public record State(Map<String, RunRecord> runs, GovernorSettings governor)
+  /** The runs' counters grew by {@code deltas}, from the journal up to {@code offset}. */
+  public record SignalsCounted(long offset, Map<String, RunSignals> deltas, Instant at)
+      implements Event {}
+
+  /**
+   * {@code governor} is null until an operator changes the limits: the node's defaults apply.
+   * {@code signals} are the runs' counters, counted from the journal up to {@code signalOffset}.
+   */
+  public record State(
+      Map<String, RunRecord> runs,
+      GovernorSettings governor,
+      Map<String, RunSignals> signals,
+      long signalOffset)
       implements CborSerializable {
+
+    public State {
+      // a snapshot taken before the counters existed has neither
+      signals = signals == null ? Map.of() : signals;
+    }
 
     State with(RunRecord record) {
       Map<String, RunRecord> next = new TreeMap<>(runs);
       next.put(record.runId(), record);
-      return new State(next, governor);
+      return new State(next, governor, signals, signalOffset);
+    }
+
+    RunSignals signalsOf(String runId) {
+      return signals.getOrDefault(runId, RunSignals.NONE);
+    }
+
+    State onSignalsCounted(SignalsCounted e) {
+      Map<String, RunSignals> next = new TreeMap<>(signals);
+      e.deltas().forEach((runId, delta) -> next.merge(runId, delta, RunSignals::plus));
+      return new State(runs, governor, next, e.offset());
     }
 
     State onCreated(RunCreated e) {
@@ -167,7 +206,7 @@ public final class RunCoordinator
     }
 
     State onGovernorChanged(GovernorChanged e) {
-      return new State(runs, e.settings());
+      return new State(runs, e.settings(), signals, signalOffset);
     }
   }
 
@@ -178,6 +217,9 @@ public final class RunCoordinator
   private final GovernorSettings defaultGovernor;
   private final RunDispatchers dispatchers;
   private final TimerScheduler<Command> timers;
+  private UniqueKillSwitch projection;
+  // runs whose counters are reading the journal to its end before the run ends
+  private final Set<String> finishing = new HashSet<>();
 
   private RunCoordinator(
       ActorContext<Command> ctx, TimerScheduler<Command> timers, RunDispatcher.Dependencies deps) {
@@ -197,7 +239,7 @@ public final class RunCoordinator
 
   @Override
   public State emptyState() {
-    return new State(new TreeMap<>(), null);
+    return new State(new TreeMap<>(), null, Map.of(), 0);
   }
 
   @Override
@@ -210,11 +252,20 @@ public final class RunCoordinator
   public SignalHandler<State> signalHandler() {
     return newSignalHandlerBuilder()
         .onSignal(RecoveryCompleted.instance(), this::onRecovered)
+        .onSignal(PostStop.instance(), state -> stopProjection())
+        .onSignal(PreRestart.instance(), state -> stopProjection())
         .build();
+  }
+
+  private void stopProjection() {
+    if (projection != null) {
+      projection.shutdown();
+    }
   }
 
   /** Continues where the previous coordinator stopped: the items are the truth. */
   private void onRecovered(State state) {
+    projection = SignalProjection.start(ctx.getSystem(), state.signalOffset(), ctx.getSelf());
     for (RunRecord run : state.runs().values()) {
       if (run.state() == RunState.RUNNING) {
         dispatchers.start(run, run.resumes() > 0, governor(state));
@@ -240,6 +291,7 @@ public final class RunCoordinator
         .onCommand(Tick.class, this::onTick)
         .onCommand(ProgressReported.class, this::onProgress)
         .onCommand(DispatcherFinished.class, this::onFinished)
+        .onCommand(CountersFinal.class, this::onCountersFinal)
         .onCommand(
             DispatcherCrashed.class,
             (state, crashed) -> {
@@ -248,6 +300,7 @@ public final class RunCoordinator
             })
         .onCommand(DispatcherStopped.class, this::onDispatcherStopped)
         .onCommand(RestartDispatcher.class, this::onRestartDispatcher)
+        .onCommand(SignalsRead.class, this::onSignalsRead)
         .build();
   }
 
@@ -263,7 +316,7 @@ public final class RunCoordinator
         differences.add("scope contents (the accounts are not the same)");
       }
       if (differences.isEmpty()) {
-        return Effect().reply(cmd.replyTo(), new AlreadyExists(view(existing)));
+        return Effect().reply(cmd.replyTo(), new AlreadyExists(view(state, existing)));
       }
       return Effect()
           .reply(
@@ -273,7 +326,7 @@ public final class RunCoordinator
                       + request.runId()
                       + " already exists with different parameters: "
                       + String.join(", ", differences),
-                  view(existing)));
+                  view(state, existing)));
     }
     if (cmd.scopeId() == null) {
       return Effect()
@@ -297,17 +350,19 @@ public final class RunCoordinator
                       run.deadline());
               dispatchers.start(run, false, governor(s));
             })
-        .thenReply(cmd.replyTo(), s -> new Created(view(s.runs().get(request.runId()))));
+        .thenReply(cmd.replyTo(), s -> new Created(view(s, s.runs().get(request.runId()))));
   }
 
   private ReplyEffect<Event, State> onGet(State state, GetRun cmd) {
     RunRecord run = state.runs().get(cmd.runId());
-    return Effect().reply(cmd.replyTo(), new RunLookup(run == null ? null : view(run)));
+    return Effect().reply(cmd.replyTo(), new RunLookup(run == null ? null : view(state, run)));
   }
 
   private ReplyEffect<Event, State> onList(State state, ListRuns cmd) {
     return Effect()
-        .reply(cmd.replyTo(), new RunList(state.runs().values().stream().map(this::view).toList()));
+        .reply(
+            cmd.replyTo(),
+            new RunList(state.runs().values().stream().map(run -> view(state, run)).toList()));
   }
 
   private ReplyEffect<Event, State> onResume(State state, ResumeRun cmd) {
@@ -333,7 +388,7 @@ public final class RunCoordinator
               ctx.getLog().info("run {} resumed with deadline {}", run.runId(), resumed.deadline());
               dispatchers.start(resumed, true, governor(s));
             })
-        .thenReply(cmd.replyTo(), s -> new ControlAccepted(view(s.runs().get(run.runId()))));
+        .thenReply(cmd.replyTo(), s -> new ControlAccepted(view(s, s.runs().get(run.runId()))));
   }
 
   private ReplyEffect<Event, State> onCancel(State state, CancelRun cmd) {
@@ -348,7 +403,7 @@ public final class RunCoordinator
     return Effect()
         .persist(new CancelRequested(run.runId(), clock.instant()))
         .thenRun(s -> dispatchers.tell(run.runId(), new RunDispatcher.Stop("cancelled", true)))
-        .thenReply(cmd.replyTo(), s -> new ControlAccepted(view(s.runs().get(run.runId()))));
+        .thenReply(cmd.replyTo(), s -> new ControlAccepted(view(s, s.runs().get(run.runId()))));
   }
 
   private ReplyEffect<Event, State> onSetGovernor(State state, SetGovernor cmd) {
@@ -396,8 +451,35 @@ public final class RunCoordinator
     return Effect().noReply();
   }
 
+  /**
+   * Every item of the run is settled; before the run ends, its counters read the journal to its
+   * end, so a run that shows as ended shows its final counters (docs/design.md, "Observability").
+   */
   private ReplyEffect<Event, State> onFinished(State state, DispatcherFinished message) {
     RunDispatcher.Finished finished = message.finished();
+    RunRecord run = state.runs().get(finished.runId());
+    if (run == null || run.state() != RunState.RUNNING || !finishing.add(finished.runId())) {
+      return Effect().noReply();
+    }
+    ctx.pipeToSelf(
+        SignalProjection.catchUp(ctx.getSystem(), state.signalOffset(), ctx.getSelf())
+            .toCompletableFuture()
+            .orTimeout(30, TimeUnit.SECONDS),
+        (done, failure) -> new CountersFinal(finished, failure));
+    return Effect().noReply();
+  }
+
+  private ReplyEffect<Event, State> onCountersFinal(State state, CountersFinal message) {
+    RunDispatcher.Finished finished = message.finished();
+    finishing.remove(finished.runId());
+    if (message.failure() != null) {
+      // the live projection still counts them; the run must not wait on the journal's reader
+      ctx.getLog()
+          .warn(
+              "run {}: counters not read to the journal's end before it ended: {}",
+              finished.runId(),
+              summary(message.failure()));
+    }
     RunRecord run = state.runs().get(finished.runId());
     if (run == null || run.state() != RunState.RUNNING) {
       return Effect().noReply();
@@ -482,6 +564,32 @@ public final class RunCoordinator
     return text.length() <= 300 ? text : text.substring(0, 300);
   }
 
+  /**
+   * Adds what the journal says to the runs' counters (each event once: the offset it was counted up
+   * to is persisted with them), and passes it on to the running runs' governors.
+   */
+  private ReplyEffect<Event, State> onSignalsRead(State state, SignalsRead read) {
+    Map<String, RunSignals> deltas = new TreeMap<>();
+    long offset = state.signalOffset();
+    for (SignalProjection.Signal signal : read.signals()) {
+      if (signal.offset() > state.signalOffset() && signal.runId() != null) {
+        deltas.merge(signal.runId(), signal.delta(), RunSignals::plus);
+      }
+      offset = Math.max(offset, signal.offset());
+    }
+    if (offset == state.signalOffset()) {
+      return Effect().reply(read.replyTo(), state.signalOffset());
+    }
+    return Effect()
+        .persist(new SignalsCounted(offset, deltas, clock.instant()))
+        .thenRun(
+            s ->
+                deltas.forEach(
+                    (runId, delta) ->
+                        dispatchers.tell(runId, new RunDispatcher.SignalsSeen(delta))))
+        .thenReply(read.replyTo(), State::signalOffset);
+  }
+
   private ReplyEffect<Event, State> refuse(
       ActorRef<ControlReply> replyTo, String error, String message) {
     return Effect().reply(replyTo, new ControlRefused(error, message));
@@ -491,8 +599,9 @@ public final class RunCoordinator
     return new ControlRefused("unknown_run", "no run " + runId);
   }
 
-  private RunView view(RunRecord run) {
-    return RunView.of(run, dispatchers.progressOf(run.runId()).orElse(null));
+  private RunView view(State state, RunRecord run) {
+    return RunView.of(
+        run, dispatchers.progressOf(run.runId()).orElse(null), state.signalsOf(run.runId()));
   }
 
   @Override
@@ -504,6 +613,7 @@ public final class RunCoordinator
         .onEvent(RunResumed.class, State::onResumed)
         .onEvent(CancelRequested.class, State::onCancelRequested)
         .onEvent(GovernorChanged.class, State::onGovernorChanged)
+        .onEvent(SignalsCounted.class, State::onSignalsCounted)
         .build();
   }
 }

@@ -44,6 +44,12 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
   /** The dispatcher's own messages; pools speak {@link WorkProtocol}. */
   public sealed interface Command extends ToDispatcher {}
 
+  /**
+   * What the journal says happened to this run's items since the last report (from the
+   * coordinator's projection): the governor's stale and throttling signals.
+   */
+  public record SignalsSeen(RunSignals delta) implements Command {}
+
   /** New governor limits from the coordinator ({@code PUT /api/governor}). */
   public record ChangeGovernor(GovernorSettings settings) implements Command {}
 
@@ -110,10 +116,6 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
 
   private int nextLoad;
   private boolean loading;
-  private long staleRejections;
-  private long leaseExpiries;
-  private long reconciliations;
-  private long throttledAnswers;
 
   private Stop stopping;
   private boolean finished;
@@ -157,6 +159,7 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
         .onMessage(Reopened.class, this::onReopened)
         .onMessage(Tick.class, this::onTick)
         .onMessage(ChangeGovernor.class, this::onChangeGovernor)
+        .onMessage(SignalsSeen.class, this::onSignalsSeen)
         .onMessage(Stop.class, this::onStop)
         .onMessage(ItemSettledBySweep.class, this::onItemSettledBySweep)
         .onMessage(SweepFinished.class, this::onSweepFinished)
@@ -293,19 +296,10 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
       return this;
     }
     int seq = settled.seq();
-    throttledAnswers += settled.throttles();
-    governor.throttled(settled.throttles());
     var offer = queue.settle(seq);
     AttemptResult result = settled.result();
     Instant now = deps.clock().instant();
-    if (result instanceof AttemptResult.Done d) {
-      if (d.afterTakeover()) {
-        leaseExpiries++;
-        governor.stale();
-      }
-      if (d.reconciled()) {
-        reconciliations++;
-      }
+    if (result instanceof AttemptResult.Done) {
       settle(seq, StatusBoard.DONE);
     } else if (result instanceof AttemptResult.Failed) {
       settle(seq, StatusBoard.FAILED);
@@ -316,10 +310,6 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
     } else if (result instanceof AttemptResult.Held h) {
       offer.ifPresent(ref -> parkOrRelease(ref, h.until()));
     } else {
-      if (result instanceof AttemptResult.Lost) {
-        staleRejections++;
-        governor.stale();
-      }
       // lost or no answer: whoever holds it now reports, or its lease runs out
       offer.ifPresent(ref -> parkOrRelease(ref, now.plus(deps.lease())));
     }
@@ -399,6 +389,13 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
         .info("run {}: governor {} cap {}: {}", run.runId(), d.mode(), d.cap(), d.reason());
   }
 
+  /** The same truth as the run view's counters: stale claims, takeovers and throttled answers. */
+  private Behavior<ToDispatcher> onSignalsSeen(SignalsSeen seen) {
+    governor.throttled(seen.delta().throttledAnswers());
+    governor.stale(seen.delta().staleRejections() + seen.delta().takeovers());
+    return this;
+  }
+
   private Behavior<ToDispatcher> onChangeGovernor(ChangeGovernor changed) {
     logDecision(governor.change(changed.settings(), deps.clock().instant()));
     serveDemand();
@@ -432,10 +429,6 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
         backlogAgeSeconds(now),
         meter.itemsPerSecond(),
         meter.projectedFinish(now, pending + leased),
-        staleRejections,
-        leaseExpiries,
-        reconciliations,
-        throttledAnswers,
         governor.view());
   }
 

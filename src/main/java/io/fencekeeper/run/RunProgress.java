@@ -10,22 +10,18 @@ import java.time.Instant;
  * @param backlogAgeSeconds age of the oldest item that is neither done nor leased
  * @param itemsPerSecond recent completion rate
  * @param projectedFinish when the run finishes at the recent rate; null when nothing is moving
- * @param staleRejections attempts that lost their lease and were rejected
- * @param leaseExpiries claims that took over an expired lease
+ *     <p>The counters of what went wrong (stale rejections, takeovers, ...) are not the
+ *     dispatcher's: they come from the journal ({@link RunSignals}).
  */
 public record RunProgress(
     Counts counts,
     double backlogAgeSeconds,
     double itemsPerSecond,
     Instant projectedFinish,
-    long staleRejections,
-    long leaseExpiries,
-    long reconciliations,
-    long throttledAnswers,
     GovernorView governor)
     implements CborSerializable {
 
   public static RunProgress initial(long total) {
-    return new RunProgress(Counts.allPending(total), 0, 0, null, 0, 0, 0, 0, null);
+    return new RunProgress(Counts.allPending(total), 0, 0, null, null);
   }
 }

@@ -259,7 +259,7 @@ public final class RunService {
                         }
                         // not claimable after all: let the dispatcher know, try the next one
                         dispatcher.tell(
-                            new WorkProtocol.Settled(offer.seq(), settledAs(reply, lease), 0));
+                            new WorkProtocol.Settled(offer.seq(), settledAs(reply, lease)));
                         return claimFrom(dispatcher, workerId, lease, triesLeft - 1);
                       });
             });
@@ -271,7 +271,7 @@ public final class RunService {
     }
     if (reply instanceof WorkItem.NotClaimable nc) {
       return switch (nc.status()) {
-        case DONE -> new AttemptResult.Done(false, false);
+        case DONE -> new AttemptResult.Done();
         case FAILED -> new AttemptResult.Failed(nc.reason());
         case CLOSED -> new AttemptResult.Closed();
         default ->

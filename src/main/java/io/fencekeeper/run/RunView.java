@@ -5,8 +5,11 @@ import io.fencekeeper.run.governor.GovernorView;
 import java.time.Instant;
 
 /**
- * A run as operators and the API see it. {@code scopeId} names the run's rows in {@code run_item}
- * (for the API's item pages; not shown to clients).
+ * A run as operators and the API see it. The counters ({@code staleRejections}, {@code takeovers},
+ * {@code reconciliations}, {@code throttledAnswers}, {@code attempts}) are derived from the items'
+ * journaled events ({@link RunSignals}); {@code attempts} is every attempt that ended: the DONE
+ * items' completing ones and those that ended without completing. {@code scopeId} names the run's
+ * rows in {@code run_item} (for the API's item pages; not shown to clients).
  */
 public record RunView(
     String runId,
@@ -25,15 +28,19 @@ public record RunView(
     double itemsPerSecond,
     Instant projectedFinish,
     long staleRejections,
-    long leaseExpiries,
+    long takeovers,
     long reconciliations,
     long throttledAnswers,
+    long attempts,
     GovernorView governor,
     String scopeId)
     implements CborSerializable {
 
-  /** A run's record with the figures of its dispatcher (or its final figures once ended). */
-  static RunView of(RunRecord run, RunProgress live) {
+  /**
+   * A run's record with the figures of its dispatcher (or its final figures once ended) and its
+   * counters from the journal (which keep growing after the end when a late holder is refused).
+   */
+  static RunView of(RunRecord run, RunProgress live, RunSignals signals) {
     RunProgress p = run.finalProgress();
     if (run.state() == RunState.RUNNING || p == null) {
       p = live != null ? live : RunProgress.initial(run.itemCount());
@@ -54,10 +61,11 @@ public record RunView(
         p.backlogAgeSeconds(),
         p.itemsPerSecond(),
         p.projectedFinish(),
-        p.staleRejections(),
-        p.leaseExpiries(),
-        p.reconciliations(),
-        p.throttledAnswers(),
+        signals.staleRejections(),
+        signals.takeovers(),
+        signals.reconciliations(),
+        signals.throttledAnswers(),
+        p.counts().done() + signals.attemptsWithoutCompletion(),
         p.governor(),
         run.scopeId());
   }

@@ -55,6 +55,7 @@ final class StagingRows {
         0,
         0,
         0,
+        0,
         null,
         null);
   }
@@ -76,6 +77,7 @@ final class StagingRows {
         0,
         0,
         null,
+        0,
         0,
         0,
         0,

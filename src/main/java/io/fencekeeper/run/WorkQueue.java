@@ -41,6 +41,18 @@ final class WorkQueue {
     ready.add(ref);
   }
 
+  /**
+   * Items that come back (a due retry, an offer its pool never answered) were handed out before:
+   * they go ahead of items never tried, so a dead node's items are claimed again once their leases
+   * expire, not after the rest of the backlog. {@code refs} keep their order at the front.
+   */
+  private void readyFirst(List<Ref> refs) {
+    for (int i = refs.size() - 1; i >= 0; i--) {
+      board.mark(refs.get(i).seq(), StatusBoard.READY);
+      ready.addFirst(refs.get(i));
+    }
+  }
+
   /** Keeps the item out of dispatch until {@code until}. */
   void park(Ref ref, Instant until) {
     board.mark(ref.seq(), StatusBoard.WAITING);
@@ -49,12 +61,14 @@ final class WorkQueue {
 
   /** Parked items whose time has come are ready again. */
   void releaseDue(Instant now) {
+    List<Ref> due = new ArrayList<>();
     while (!parked.isEmpty() && !parked.peek().until().isAfter(now)) {
       Ref ref = parked.poll().ref();
       if (board.get(ref.seq()) == StatusBoard.WAITING) {
-        ready(ref);
+        due.add(ref);
       }
     }
+    readyFirst(due);
   }
 
   /** Up to {@code max} ready items, now offered; items settled meanwhile are skipped. */
@@ -83,19 +97,20 @@ final class WorkQueue {
    * and the item's claim tells the truth when it is offered again.
    */
   int expireOffersBefore(Instant before) {
-    int expired = 0;
+    List<Ref> expired = new ArrayList<>();
     Iterator<Offer> it = offered.values().iterator();
     while (it.hasNext()) {
       Offer offer = it.next();
       if (offer.at().isBefore(before)) {
         it.remove();
         if (board.get(offer.ref().seq()) == StatusBoard.OFFERED) {
-          ready(offer.ref());
-          expired++;
+          expired.add(offer.ref());
         }
       }
     }
-    return expired;
+    expired.sort(Comparator.comparingInt(Ref::seq));
+    readyFirst(expired);
+    return expired.size();
   }
 
   /** Offered and not settled: the run's items in flight. */

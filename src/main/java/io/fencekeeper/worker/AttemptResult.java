@@ -30,10 +30,10 @@ public sealed interface AttemptResult extends CborSerializable
         AttemptResult.Abandoned {
 
   /**
-   * The item is DONE. {@code afterTakeover}: this attempt took over an expired lease; {@code
-   * reconciled}: it had to look the effect up at the provider first.
+   * The item is DONE. Whether it took over a lease or reconciled an effect is in the item's
+   * journal, where the run's counters are read from (docs/design.md, "Observability").
    */
-  record Done(boolean afterTakeover, boolean reconciled) implements AttemptResult {}
+  record Done() implements AttemptResult {}
 
   /** The item is FAILED: permanent error or attempts used up. */
   record Failed(String error) implements AttemptResult {}

@@ -5,7 +5,6 @@ import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.item.WorkItem.Claimed;
 import io.fencekeeper.item.WorkItem.EffectOutcome;
-import io.fencekeeper.item.WorkItem.EffectStatus;
 import io.fencekeeper.item.WorkItem.OutcomeKind;
 import io.fencekeeper.item.WorkItem.Reply;
 import io.fencekeeper.provider.Plan;
@@ -18,6 +17,7 @@ import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.apache.pekko.actor.Cancellable;
 import org.apache.pekko.actor.typed.Scheduler;
@@ -74,9 +74,8 @@ public final class ItemAttempt {
   private volatile Claimed claim;
   private volatile Instant leaseExpiresAt;
   private Cancellable renewal;
-  private volatile boolean lookedUp;
-  private final java.util.concurrent.atomic.AtomicInteger throttles =
-      new java.util.concurrent.atomic.AtomicInteger();
+  // journaled with the attempt's last step: the run's throttled-answers counter is read from there
+  private final AtomicInteger throttles = new AtomicInteger();
 
   public ItemAttempt(Context ctx, ItemId item, String workerId, Duration lease, int maxAttempts) {
     this.ctx = ctx;
@@ -84,11 +83,6 @@ public final class ItemAttempt {
     this.workerId = workerId;
     this.lease = lease;
     this.maxAttempts = maxAttempts;
-  }
-
-  /** How many throttled answers (429 / Retry-After) this attempt met. */
-  public int throttles() {
-    return throttles.get();
   }
 
   /** Runs the attempt; the stage never fails: every ending is an {@link AttemptResult}. */
@@ -122,7 +116,7 @@ public final class ItemAttempt {
     if (reply instanceof WorkItem.NotClaimable nc) {
       return done(
           switch (nc.status()) {
-            case DONE -> new AttemptResult.Done(false, false);
+            case DONE -> new AttemptResult.Done();
             case FAILED -> new AttemptResult.Failed("item already FAILED");
             case CLOSED -> new AttemptResult.Closed();
             default ->
@@ -147,7 +141,6 @@ public final class ItemAttempt {
         .handle(
             (found, failure) -> {
               if (failure == null) {
-                lookedUp = true;
                 ctx.listener().reconciled(found.isPresent());
                 if (found.isPresent()) {
                   return record(OutcomeKind.FOUND_BY_LOOKUP, found.get());
@@ -231,7 +224,7 @@ public final class ItemAttempt {
       return fail(permanent.message(), false, Duration.ZERO);
     }
     if (error instanceof ProviderError.Throttled) {
-      throttles.incrementAndGet(); // the governor's signal to back off
+      throttles.incrementAndGet();
     }
     // throttled, transient, or an ambiguous read: the same request again, later
     return retryAfterBackoff(retry, again, error);
@@ -273,16 +266,12 @@ public final class ItemAttempt {
             reply -> {
               if (reply instanceof WorkItem.Accepted a
                   && a.item().status() == WorkItem.Status.DONE) {
-                return done(
-                    new AttemptResult.Done(
-                        claim.takeover(), claim.effect() == EffectStatus.AMBIGUOUS || lookedUp));
+                return done(new AttemptResult.Done());
               }
               if (reply instanceof WorkItem.AlreadyRecorded recorded) {
                 // recorded by this very attempt (an answer lost on the way back): finish it
                 return recorded.item().status() == WorkItem.Status.DONE
-                    ? done(
-                        new AttemptResult.Done(
-                            claim.takeover(), claim.effect() == EffectStatus.AMBIGUOUS || lookedUp))
+                    ? done(new AttemptResult.Done())
                     : complete();
               }
               if (reply instanceof WorkItem.LeaseLost lost) {
@@ -300,8 +289,7 @@ public final class ItemAttempt {
             reply -> {
               if (reply instanceof WorkItem.Accepted a
                   && a.item().status() == WorkItem.Status.DONE) {
-                return new AttemptResult.Done(
-                    claim.takeover(), claim.effect() == EffectStatus.AMBIGUOUS || lookedUp);
+                return new AttemptResult.Done();
               }
               if (reply instanceof WorkItem.LeaseLost lost) {
                 return new AttemptResult.Lost(lost.reason());

@@ -43,8 +43,11 @@ public final class WorkProtocol {
     }
   }
 
-  /** A pool reports how the attempt at item {@code seq} ended, and how often it was throttled. */
-  public record Settled(int seq, AttemptResult result, int throttles) implements ToDispatcher {}
+  /**
+   * A pool reports how the attempt at item {@code seq} ended. What the attempt met on the way
+   * (throttling, a takeover, a reconciliation) is in the item's journal, not here.
+   */
+  public record Settled(int seq, AttemptResult result) implements ToDispatcher {}
 
   /** One item handed to a pool: {@code seq} is its place in the run's scope. */
   public record WorkOffer(int seq, ItemId itemId, int maxAttempts, Duration lease)

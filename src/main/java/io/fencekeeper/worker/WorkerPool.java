@@ -43,8 +43,7 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
 
   record BatchReceived(WorkBatch batch) implements Command {}
 
-  record AttemptFinished(
-      ActorRef<ToDispatcher> dispatcher, int seq, AttemptResult result, int throttles)
+  record AttemptFinished(ActorRef<ToDispatcher> dispatcher, int seq, AttemptResult result)
       implements Command {}
 
   public static Behavior<Command> create(int capacity, String nodeName, ItemAttempt.Context ctx) {
@@ -131,15 +130,12 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
                     offer.seq(),
                     failure == null
                         ? result
-                        : new AttemptResult.Abandoned("worker failure: " + failure),
-                    attempt.throttles()));
+                        : new AttemptResult.Abandoned("worker failure: " + failure)));
   }
 
   private Behavior<Command> onAttemptFinished(AttemptFinished finished) {
     inFlight--;
-    finished
-        .dispatcher()
-        .tell(new Settled(finished.seq(), finished.result(), finished.throttles()));
+    finished.dispatcher().tell(new Settled(finished.seq(), finished.result()));
     requestWork();
     return this;
   }

@@ -24,6 +24,7 @@ function resolution(o) {
  */
 export function story(events) {
   let ambiguous = false;
+  let recorded = false;
   return events.map((e) => {
     const f = e.fields || {};
     let kind = 'info';
@@ -34,7 +35,10 @@ export function story(events) {
         kind = 'claim';
         title = `Claimed by ${f.workerId} with token ${f.token}`;
         text = `Attempt ${f.attempt} of ${f.maxAttempts}; lease until ${time(f.leaseExpiresAt)}.`;
-        if (f.previousOwner) {
+        if (f.previousOwner && recorded) {
+          kind = 'takeover';
+          text += ` Took over from ${f.previousOwner}, whose lease expired before it completed the item; the effect was already recorded, so nothing is sent to the provider again.`;
+        } else if (f.previousOwner) {
           kind = 'takeover';
           text += ` Took over from ${f.previousOwner}, whose lease expired without an outcome: the effect is ambiguous until a lookup at the provider.`;
           ambiguous = true;
@@ -47,6 +51,7 @@ export function story(events) {
       case 'EffectRecorded': {
         const o = f.outcome || {};
         kind = 'effect';
+        recorded = true;
         title = `Token ${f.token} recorded the effect: ${o.kind}`;
         text = effectText(o);
         if (ambiguous) {

@@ -1,5 +1,5 @@
 // One run: where it stands against its deadline, progress over time, the governor's decisions,
-// stale rejections and lease expiries, its items, and the operator's actions.
+// stale rejections and takeovers, its items, and the operator's actions.
 import { actionBlocker, act, confirmAction } from './app.js';
 import { call, download, follow, seg } from './api.js';
 import { legend, timeChart } from './charts.js';
@@ -7,7 +7,7 @@ import { fill, h } from './dom.js';
 import { duration, num, percent, rate, relative, time, utc, ZONE } from './format.js';
 import { outlookBadge, progressBar, stateBadge } from './runs-view.js';
 
-const COLUMNS = ['at', 'done', 'failed', 'closed', 'leased', 'pending', 'cap', 'throttled', 'stale', 'expiries', 'rate'];
+const COLUMNS = ['at', 'done', 'failed', 'closed', 'leased', 'pending', 'cap', 'throttled', 'stale', 'takeovers', 'rate'];
 const PAGE = 25;
 
 /** Per-second series for the chart from the cumulative samples. */
@@ -20,8 +20,8 @@ export function derive(hist) {
     if (i > 0 && hist.stale[i] > hist.stale[i - 1]) {
       out.marks.push({ at: hist.at[i], cls: 'stale', label: `${time(new Date(hist.at[i]).toISOString())}: +${hist.stale[i] - hist.stale[i - 1]} stale rejections` });
     }
-    if (i > 0 && hist.expiries[i] > hist.expiries[i - 1]) {
-      out.marks.push({ at: hist.at[i], cls: 'expiry', label: `${time(new Date(hist.at[i]).toISOString())}: +${hist.expiries[i] - hist.expiries[i - 1]} lease expiries` });
+    if (i > 0 && hist.takeovers[i] > hist.takeovers[i - 1]) {
+      out.marks.push({ at: hist.at[i], cls: 'expiry', label: `${time(new Date(hist.at[i]).toISOString())}: +${hist.takeovers[i] - hist.takeovers[i - 1]} takeovers` });
     }
   }
   return out;
@@ -57,11 +57,11 @@ export function runView(main, runId) {
         { name: 'items in flight', cls: 'in-flight' },
         { name: "governor's cap", cls: 'cap' },
         { name: 'stale rejections', cls: 'stale', kind: 'mark' },
-        { name: 'lease expiries', cls: 'expiry', kind: 'mark' },
+        { name: 'takeovers', cls: 'expiry', kind: 'mark' },
       ]),
       flightBox, chartSummary),
     h('section', { class: 'panel', 'aria-labelledby': 'timeline-title' },
-      h('h2', { id: 'timeline-title' }, 'Governor decisions, stale rejections and lease expiries'),
+      h('h2', { id: 'timeline-title' }, 'Governor decisions, stale rejections and takeovers'),
       timeline),
     items);
 
@@ -156,8 +156,9 @@ export function runView(main, runId) {
       tile('In flight', num(run.counts.leased), g.cap ? `cap ${num(g.cap)}` : null),
       tile('Governor', g.decision || '–', g.reason || null),
       tile('Stale rejections', num(run.staleRejections), 'commands that lost their lease'),
-      tile('Lease expiries', num(run.leaseExpiries), 'claims that took over'),
+      tile('Takeovers', num(run.takeovers), 'claims after a silent holder'),
       tile('Reconciliations', num(run.reconciliations), 'ambiguous effects looked up'),
+      tile('Attempts', num(run.attempts), 'attempts that ended'),
       tile('Throttled answers', num(run.throttledAnswers), 'provider 429s'),
       h('div', { class: 'tile tile-wide' }, h('span', { class: 'tile-label' }, 'By status'), progressBar(run.counts),
         h('ul', { class: 'status-counts' }, ['pending', 'leased', 'done', 'failed', 'closed'].map((k) => h('li', { class: `count-${k}` }, h('span', { class: 'swatch', 'aria-hidden': 'true' }), `${k}: ${num(run.counts[k])}`)))));
@@ -184,7 +185,7 @@ export function runView(main, runId) {
         { name: 'cap', values: d.cap, cls: 'cap', step: true },
       ],
       marks: d.marks,
-      label: `Items of ${runId} in flight against the governor's cap, with stale rejections and lease expiries marked`,
+      label: `Items of ${runId} in flight against the governor's cap, with stale rejections and takeovers marked`,
     }));
     const n = d.at.length;
     chartSummary.textContent = n > 1
@@ -198,7 +199,7 @@ export function runView(main, runId) {
       entries.push({ at: Date.parse(c.at), kind: 'governor', title: `Governor ${c.mode}, cap ${c.cap}`, text: c.reason });
     }
     for (const m of derive(hist).marks) {
-      entries.push({ at: m.at, kind: m.cls, title: m.cls === 'stale' ? 'Stale rejection' : 'Lease expiry', text: m.label.replace(/^[^:]*:\d\d:\d\d: /, '') });
+      entries.push({ at: m.at, kind: m.cls, title: m.cls === 'stale' ? 'Stale rejection' : 'Takeover', text: m.label.replace(/^[^:]*:\d\d:\d\d: /, '') });
     }
     entries.sort((a, b) => b.at - a.at);
     if (!entries.length) {

@@ -74,9 +74,12 @@ class MetricsFormatTest {
     assertTrue(body.contains("fencekeeper_items{run=\"" + runId + "\",status=\"pending\"}"), body);
     assertTrue(body.contains("fencekeeper_backlog_age_seconds{run=\"" + runId + "\"}"), body);
     assertTrue(samples.contains("fencekeeper_claims_total"), body);
-    assertTrue(samples.contains("fencekeeper_stale_commands_total"), body);
-    assertTrue(samples.contains("fencekeeper_stale_rejections_total"), body);
-    assertTrue(samples.contains("fencekeeper_lease_expiries_total"), body);
+    // one name per concept, from the journal: the run view's counters
+    assertTrue(samples.contains("fencekeeper_run_stale_rejections_total"), body);
+    assertTrue(samples.contains("fencekeeper_run_takeovers_total"), body);
+    assertTrue(samples.contains("fencekeeper_run_reconciliations_total"), body);
+    assertTrue(samples.contains("fencekeeper_run_throttled_answers_total"), body);
+    assertTrue(samples.contains("fencekeeper_run_attempts_total"), body);
     assertTrue(samples.contains("fencekeeper_item_command_seconds_count"), body);
     assertTrue(samples.contains("fencekeeper_provider_call_seconds_count"), body);
     assertTrue(samples.contains("fencekeeper_provider_throttles_total"), body);

@@ -36,6 +36,7 @@ class RunHistoryTest {
         0,
         0,
         0,
+        0,
         null,
         null);
   }

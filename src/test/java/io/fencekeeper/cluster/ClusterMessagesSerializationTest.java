@@ -39,7 +39,7 @@ class ClusterMessagesSerializationTest {
     Serialization serialization = SerializationExtension.get(testKit.system());
     List<AttemptResult> results =
         List.of(
-            new AttemptResult.Done(true, true),
+            new AttemptResult.Done(),
             new AttemptResult.Failed("permanent"),
             new AttemptResult.RetryAt(Instant.parse("2026-11-29T01:00:00Z")),
             new AttemptResult.Held(Instant.parse("2026-11-29T01:00:30Z")),
@@ -47,7 +47,7 @@ class ClusterMessagesSerializationTest {
             new AttemptResult.Closed(),
             new AttemptResult.Abandoned("no answer"));
     for (AttemptResult result : results) {
-      WorkProtocol.Settled settled = new WorkProtocol.Settled(7, result, 1);
+      WorkProtocol.Settled settled = new WorkProtocol.Settled(7, result);
       var serializer = serialization.findSerializerFor(settled);
       byte[] bytes = serializer.toBinary(settled);
       Object back =

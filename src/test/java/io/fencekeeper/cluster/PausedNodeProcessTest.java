@@ -50,7 +50,7 @@ class PausedNodeProcessTest {
           () ->
               !cluster.isMember(paused.address())
                   && view(cluster.client, created.runId())
-                      .map(r -> r.leaseExpiries() > 0)
+                      .map(r -> r.takeovers() > 0)
                       .orElse(false));
       ProcessCluster.signal(paused.process(), "CONT");
       assertTrue(
@@ -63,12 +63,12 @@ class PausedNodeProcessTest {
           assertOneEffectPerKey(cluster.client, job, accounts, cluster.ledger());
       assertEquals(Map.of(), cluster.interleavedWriters(), "A, B, A writers per persistence id");
       System.out.printf(
-          "SIGSTOP/SIGCONT: resumed node exited %d; run %s, stale rejections %d, lease expiries %d,"
+          "SIGSTOP/SIGCONT: resumed node exited %d; run %s, stale rejections %d, takeovers %d,"
               + " effects-per-key %s%n",
           paused.process().exitValue(),
           ended.state(),
           ended.staleRejections(),
-          ended.leaseExpiries(),
+          ended.takeovers(),
           histogram);
     }
   }

@@ -20,6 +20,7 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -37,7 +38,8 @@ import java.util.stream.Collectors;
 final class ProcessCluster implements AutoCloseable {
 
   /** One node process and what it needs to be found and checked. */
-  record NodeProcess(int n, Process process, int remotePort, int managementPort, Path log) {
+  record NodeProcess(
+      int n, Process process, int remotePort, int httpPort, int managementPort, Path log) {
     String address() {
       return "pekko://fencekeeper@127.0.0.1:" + remotePort;
     }
@@ -51,6 +53,12 @@ final class ProcessCluster implements AutoCloseable {
   FencekeeperNode client;
 
   ProcessCluster(int workersPerNode, String... simFlags) throws Exception {
+    this(workersPerNode, Map.of(), simFlags);
+  }
+
+  /** {@code timings} override the test timings (HOCON paths), e.g. a slower failure detector. */
+  ProcessCluster(int workersPerNode, Map<String, Object> timings, String... simFlags)
+      throws Exception {
     db = TestDatabases.freshPostgres();
     dir = Files.createTempDirectory("fencekeeper-processes");
     List<String> simCommand = new ArrayList<>(javaCommand());
@@ -64,26 +72,28 @@ final class ProcessCluster implements AutoCloseable {
     simUrl =
         URI.create(
             awaitLine(dir.resolve("sim.log"), Pattern.compile("listening on (http://\\S+)"), sim));
-    Path timings = dir.resolve("test-timings.conf");
+    Path confFile = dir.resolve("test-timings.conf");
+    Map<String, Object> allTimings = new HashMap<>(ClusterFixture.testTimings());
+    allTimings.putAll(timings);
     StringBuilder conf = new StringBuilder();
     conf.append("include file(\"").append(ClusterFixture.CLUSTER_CONF).append("\")\n");
-    ClusterFixture.testTimings()
-        .forEach((k, v) -> conf.append(k).append(" = \"").append(v).append("\"\n"));
-    Files.writeString(timings, conf);
+    allTimings.forEach((k, v) -> conf.append(k).append(" = \"").append(v).append("\"\n"));
+    Files.writeString(confFile, conf);
 
-    NodeProcess first = startNode(1, workersPerNode, timings, List.of());
+    NodeProcess first = startNode(1, workersPerNode, confFile, List.of());
     awaitReady(first);
     List<String> seeds = List.of(first.address());
-    NodeProcess second = startNode(2, workersPerNode, timings, seeds);
-    NodeProcess third = startNode(3, workersPerNode, timings, seeds);
+    NodeProcess second = startNode(2, workersPerNode, confFile, seeds);
+    NodeProcess third = startNode(3, workersPerNode, confFile, seeds);
     awaitReady(second);
     awaitReady(third);
-    client = ClusterFixture.startNode(db, dir.resolve("client"), seeds, null, 0, Map.of());
+    client = ClusterFixture.startNode(db, dir.resolve("client"), seeds, null, 0, timings);
   }
 
   private NodeProcess startNode(int n, int workers, Path conf, List<String> seeds)
       throws IOException {
     int remote = freePort();
+    int http = freePort();
     int management = freePort();
     List<String> command = new ArrayList<>(javaCommand());
     command.addAll(List.of("io.fencekeeper.cli.Main", "serve", "--config", conf.toString()));
@@ -98,7 +108,7 @@ final class ProcessCluster implements AutoCloseable {
     env.put("FENCEKEEPER_DATA_DIR", dir.resolve("node-" + n).toString());
     env.put("FENCEKEEPER_REMOTE_HOST", "127.0.0.1");
     env.put("FENCEKEEPER_REMOTE_PORT", String.valueOf(remote));
-    env.put("FENCEKEEPER_HTTP_PORT", String.valueOf(freePort()));
+    env.put("FENCEKEEPER_HTTP_PORT", String.valueOf(http));
     env.put("FENCEKEEPER_MANAGEMENT_PORT", String.valueOf(management));
     env.put("FENCEKEEPER_SEED_NODES", String.join(",", seeds));
     env.put("FENCEKEEPER_PROVIDER", "http");
@@ -106,7 +116,7 @@ final class ProcessCluster implements AutoCloseable {
     env.put("FENCEKEEPER_LEASE", ClusterFixture.LEASE.toSeconds() + "s");
     env.put("FENCEKEEPER_WORKERS", String.valueOf(workers));
     env.put("FENCEKEEPER_LOG_LEVEL", "WARN");
-    NodeProcess node = new NodeProcess(n, builder.start(), remote, management, log);
+    NodeProcess node = new NodeProcess(n, builder.start(), remote, http, management, log);
     nodes.add(node);
     return node;
   }

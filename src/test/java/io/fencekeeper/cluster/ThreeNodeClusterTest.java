@@ -176,8 +176,8 @@ class ThreeNodeClusterTest {
                 .allMatch(l -> l.at().isBefore(ended.endedAt())),
         "no claim by the crashed node after it died");
     System.out.printf(
-        "crash of %s: %d leases taken over, lease expiries %d, effects-per-key %s%n",
-        victimAddress, takenOver, ended.leaseExpiries(), histogram);
+        "crash of %s: %d leases taken over, takeovers %d, effects-per-key %s%n",
+        victimAddress, takenOver, ended.takeovers(), histogram);
   }
 
   @Test

@@ -167,6 +167,17 @@ class WorkItemTest {
   }
 
   @Test
+  void aLeaseThatLapsesAfterItsHolderReportedIsStillATakeover() {
+    Claimed first = claim("w-1");
+    run(r -> new WorkItem.MarkAmbiguous("w-1", first.token(), "timeout after send", r));
+    clock.advance(LEASE.plusSeconds(1));
+    var result = run(r -> new WorkItem.Claim("w-2", LEASE, 5, r));
+    // the run's takeovers and ended attempts count this claim: w-1's attempt ended here
+    assertEquals("w-1", result.eventOfType(WorkItem.LeaseGranted.class).previousOwner());
+    assertEquals(EffectStatus.AMBIGUOUS, assertInstanceOf(Claimed.class, result.reply()).effect());
+  }
+
+  @Test
   void claimAfterRecordedEffectTellsTheHolderNotToCallTheProvider() {
     Claimed first = claim("w-1");
     recordEffect(first);

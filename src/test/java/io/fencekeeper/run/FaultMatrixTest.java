@@ -142,14 +142,14 @@ class FaultMatrixTest {
       }
       System.out.printf(
           "fault matrix %s: %d items, %d with an action, effects-per-key histogram %s,"
-              + " reconciliations %d, stale rejections %d, lease expiries %d%n",
+              + " reconciliations %d, stale rejections %d, takeovers %d%n",
           job,
           ITEMS,
           withAction,
           histogram,
           ended.reconciliations(),
           ended.staleRejections(),
-          ended.leaseExpiries());
+          ended.takeovers());
       return ended;
     } finally {
       if (node != null) {

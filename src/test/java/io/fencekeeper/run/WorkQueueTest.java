@@ -203,4 +203,26 @@ class WorkQueueTest {
     assertEquals(0, queue.expireOffersBefore(T.plus(Duration.ofMinutes(4))));
     assertEquals(1, queue.expireOffersBefore(T.plus(Duration.ofMinutes(6))));
   }
+
+  @Test
+  void expiredOffersGoAheadOfItemsNeverTried() {
+    readyAll(0, 1);
+    queue.take(2, T); // offered to a pool that then died
+    readyAll(2, 3, 4); // the rest of the backlog, paged in
+
+    queue.expireOffersBefore(T.plusSeconds(10));
+
+    assertEquals(List.of(0, 1, 2), seqs(queue.take(3, T.plusSeconds(10))));
+  }
+
+  @Test
+  void dueRetriesGoAheadOfItemsNeverTriedInTheOrderTheyBecameDue() {
+    queue.park(ref(7), T.plusSeconds(2));
+    queue.park(ref(5), T.plusSeconds(1));
+    readyAll(0, 1);
+
+    queue.releaseDue(T.plusSeconds(3));
+
+    assertEquals(List.of(5, 7, 0, 1), seqs(queue.take(10, T.plusSeconds(3))));
+  }
 }

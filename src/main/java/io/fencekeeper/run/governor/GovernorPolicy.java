@@ -15,7 +15,7 @@ import java.time.Instant;
  *   <tr><th>signal</th><th>decision</th></tr>
  *   <tr><td>throttling (429 / Retry-After) seen in the last window</td>
  *       <td>THROTTLED: multiplicative decrease, at most once per cool-down</td></tr>
- *   <tr><td>stale claims or lease expiries above the threshold</td>
+ *   <tr><td>stale rejections or takeovers above the threshold</td>
  *       <td>ALERT_STALE: raise an alert, never add capacity</td></tr>
  *   <tr><td>projected finish too close to the deadline</td>
  *       <td>BURST: doubling up to the burst cap</td></tr>
@@ -85,7 +85,8 @@ public final class GovernorPolicy {
           Mode.ALERT_STALE,
           held,
           signals.staleInWindow()
-              + " stale claims or lease expiries: inspect the lease duration; capacity held at "
+              + " stale rejections or takeovers: inspect the lease duration and pauses; capacity"
+              + " held at "
               + held,
           previous.lastDecrease());
     }

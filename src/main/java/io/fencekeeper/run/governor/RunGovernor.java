@@ -42,9 +42,9 @@ public final class RunGovernor {
     throttledInWindow += answers;
   }
 
-  /** An attempt that lost its lease, or a claim that took over an expired one. */
-  public void stale() {
-    staleInWindow++;
+  /** Commands refused as stale, and claims that took over an expired lease. */
+  public void stale(long events) {
+    staleInWindow += events;
   }
 
   /**

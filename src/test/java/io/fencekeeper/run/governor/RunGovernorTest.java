@@ -122,7 +122,7 @@ class RunGovernorTest {
 
     for (int s = 1; s <= 5; s++) {
       for (int i = 0; i < 3; i++) {
-        governor.stale();
+        governor.stale(1);
       }
       Optional<Decision> d = deadlineAtRisk(governor, T.plusSeconds(s));
       assertEquals(Mode.ALERT_STALE, governor.decision().mode());
@@ -143,7 +143,7 @@ class RunGovernorTest {
     assertEquals(32, governor.cap());
 
     for (int i = 0; i < 3; i++) {
-      governor.stale();
+      governor.stale(1);
     }
     deadlineAtRisk(governor, T.plusSeconds(1));
 
@@ -154,8 +154,8 @@ class RunGovernorTest {
   @Test
   void fewerStaleSignalsThanTheThresholdRaiseNoAlert() {
     RunGovernor governor = new RunGovernor(SETTINGS, T);
-    governor.stale();
-    governor.stale();
+    governor.stale(1);
+    governor.stale(1);
 
     healthy(governor, T);
 

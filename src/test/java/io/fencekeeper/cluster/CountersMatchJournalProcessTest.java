@@ -1,0 +1,285 @@
+package io.fencekeeper.cluster;
+
+import static io.fencekeeper.cluster.ClusterFixture.DATE;
+import static io.fencekeeper.cluster.ClusterFixture.accounts;
+import static io.fencekeeper.cluster.ClusterFixture.assertOneEffectPerKey;
+import static io.fencekeeper.cluster.ClusterFixture.awaitDone;
+import static io.fencekeeper.cluster.ClusterFixture.awaitEnded;
+import static io.fencekeeper.cluster.ClusterFixture.createRun;
+import static io.fencekeeper.cluster.ClusterFixture.nodeOf;
+import static io.fencekeeper.cluster.ClusterFixture.view;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fencekeeper.item.ItemAudit;
+import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.WorkItem;
+import io.fencekeeper.run.RunState;
+import io.fencekeeper.run.RunView;
+import io.fencekeeper.run.scope.AccountCursor;
+import io.fencekeeper.testing.Await;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.pekko.cluster.Member;
+import org.apache.pekko.cluster.typed.Cluster;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The run's counters are the journal's (docs/design.md, "Observability"). Three {@code serve}
+ * processes on PostgreSQL, a non-idempotent sim that throttles and sometimes applies a cleanup
+ * without answering. One node is paused past its leases but not long enough to be downed, so it
+ * wakes up and its workers try to commit with tokens that are no longer current; then the oldest
+ * node, the coordinator's host, is killed, so the coordinator moves. When the run has ended, every
+ * counter of the run view (over HTTP, from a survivor) and of {@code /metrics} equals the count of
+ * the matching events in the items' journals, read through the read journal.
+ */
+class CountersMatchJournalProcessTest {
+
+  /**
+   * A failure detector slower than the pause: the paused node stays a member and comes back with
+   * its workers mid-attempt. The lease stays at the test's 5 s.
+   */
+  private static final Map<String, Object> PATIENT_DETECTOR =
+      Map.of(
+          "pekko.cluster.failure-detector.acceptable-heartbeat-pause", "25s",
+          "pekko.cluster.split-brain-resolver.stable-after", "4s",
+          "pekko.cluster.split-brain-resolver.down-all-when-unstable", "off");
+
+  @Test
+  void everyCounterEqualsTheJournalAfterAWakeUpAndACoordinatorMove() throws Exception {
+    try (ProcessCluster cluster =
+        new ProcessCluster(
+            4,
+            PATIENT_DETECTOR,
+            "--latency-ms",
+            "150",
+            "--jitter-ms",
+            "50",
+            "--seed",
+            "18",
+            "--non-idempotent",
+            "--timeout-after-accept",
+            "0.03",
+            "--throttle-per-second",
+            "20")) {
+      String job = "counters";
+      List<AccountCursor> accounts = accounts(1000);
+      RunView created = createRun(cluster.client, job, accounts);
+      String runId = created.runId();
+      awaitDone(cluster.client, runId, 100, Duration.ofSeconds(90), "a tenth of the run done");
+
+      // 1. pause node 3 past its leases; the others take its items over
+      ProcessCluster.NodeProcess paused = cluster.nodes.get(2);
+      ProcessCluster.signal(paused.process(), "STOP");
+      awaitView(cluster, runId, "leases of the paused node taken over", r -> r.takeovers() > 0);
+      ProcessCluster.signal(paused.process(), "CONT");
+      awaitView(
+          cluster, runId, "the woken node's stale commands rejected", r -> r.staleRejections() > 0);
+      assertTrue(
+          cluster.isMember(paused.address()),
+          "the pause stayed below failure detection: the node woke up as a member");
+
+      // 2. kill the oldest node: it hosts the coordinator, which moves to the next oldest
+      ProcessCluster.NodeProcess oldest = cluster.nodes.get(0);
+      assertEquals(oldest.address(), oldestMember(cluster), "node 1 hosts the coordinator");
+      assertFalse(
+          view(cluster.client, runId).orElseThrow().state().ended(), "the run is still going");
+      oldest.process().destroyForcibly();
+      oldest.process().waitFor();
+      Await.until(
+          Duration.ofSeconds(90),
+          "the killed node removed and the coordinator moved",
+          () -> !cluster.isMember(oldest.address()));
+
+      RunView ended = awaitEnded(cluster.client, runId, Duration.ofSeconds(240));
+      assertEquals(RunState.SUCCEEDED, ended.state(), ended.toString());
+      assertOneEffectPerKey(cluster.client, job, accounts, cluster.ledger());
+
+      // 3. the journal's counts, read event by event
+      JournalCounts journal = JournalCounts.of(cluster.client, job, accounts);
+      assertTrue(
+          journal.staleFrom(paused.address()) > 0,
+          "the woken node's workers tried to commit and were refused: " + journal);
+      assertTrue(journal.takeovers() > 0, journal.toString());
+      assertTrue(journal.reconciliations() > 0, journal.toString());
+      assertTrue(journal.throttledAnswers() > 0, journal.toString());
+
+      // 4. the run view and /metrics of a survivor agree with it: an ended run's counters are final
+      ProcessCluster.NodeProcess survivor = cluster.nodes.get(1);
+      Map<String, Long> expected = journal.asCounters();
+      Map<String, Long> viewed = viewCounters(survivor, runId);
+      Map<String, Long> scraped = metricCounters(survivor, runId);
+      assertEquals(expected, viewed, "GET /api/runs/{runId} against the journal");
+      assertEquals(expected, scraped, "GET /metrics against the journal");
+      System.out.printf(
+          "COUNTERS vs JOURNAL after a wake-up of node 3 and a coordinator move: journal %s,"
+              + " run view %s, /metrics %s, stale from the woken node %d%n",
+          expected, viewed, scraped, journal.staleFrom(paused.address()));
+    }
+  }
+
+  /** The counters as the journal has them, counted here without the product's own code. */
+  record JournalCounts(
+      long staleRejections,
+      long takeovers,
+      long reconciliations,
+      long throttledAnswers,
+      long claims,
+      Map<String, Long> staleByNode) {
+
+    static JournalCounts of(
+        io.fencekeeper.node.FencekeeperNode via, String job, List<AccountCursor> accounts)
+        throws Exception {
+      ItemAudit audit = new ItemAudit(via.system());
+      long stale = 0;
+      long takeovers = 0;
+      long reconciliations = 0;
+      long throttled = 0;
+      long claims = 0;
+      Map<String, Long> staleByNode = new LinkedHashMap<>();
+      for (AccountCursor account : accounts) {
+        ItemId id = ItemId.of(job, DATE, account.accountId(), account.cursor());
+        for (ItemAudit.Entry entry :
+            audit.trail(id).toCompletableFuture().get(20, TimeUnit.SECONDS)) {
+          WorkItem.Event event = entry.event();
+          if (event instanceof WorkItem.StaleCommandRejected rejected) {
+            stale++;
+            if (rejected.workerId() != null) {
+              staleByNode.merge(nodeOf(rejected.workerId()), 1L, Long::sum);
+            }
+          } else if (event instanceof WorkItem.LeaseGranted granted) {
+            claims++;
+            takeovers += granted.previousOwner() != null ? 1 : 0;
+          } else if (event instanceof WorkItem.ItemCompleted completed) {
+            reconciliations += completed.reconciled() ? 1 : 0;
+            throttled += completed.throttles();
+          } else if (event instanceof WorkItem.EffectRecorded recorded) {
+            reconciliations += recorded.reconciled() ? 1 : 0;
+          } else if (event instanceof WorkItem.AttemptFailed failed) {
+            throttled += failed.throttles();
+          }
+        }
+      }
+      return new JournalCounts(stale, takeovers, reconciliations, throttled, claims, staleByNode);
+    }
+
+    long staleFrom(String nodeAddress) {
+      return staleByNode.getOrDefault(nodeAddress, 0L);
+    }
+
+    /** Once the run has ended every claim's attempt has ended: attempts = claims. */
+    Map<String, Long> asCounters() {
+      return Map.of(
+          "staleRejections", staleRejections,
+          "takeovers", takeovers,
+          "reconciliations", reconciliations,
+          "throttledAnswers", throttledAnswers,
+          "attempts", claims);
+    }
+  }
+
+  /** Waits for the run view (from the coordinator, wherever it is) to show {@code what}. */
+  private static void awaitView(
+      ProcessCluster cluster, String runId, String what, Predicate<RunView> shows) {
+    Await.until(
+        Duration.ofSeconds(60),
+        what,
+        () -> view(cluster.client, runId).orElse(null),
+        r -> r != null && shows.test(r));
+  }
+
+  private static String oldestMember(ProcessCluster cluster) {
+    Member oldest = null;
+    for (Member member : Cluster.get(cluster.client.system()).state().getMembers()) {
+      if (oldest == null || member.isOlderThan(oldest)) {
+        oldest = member;
+      }
+    }
+    return oldest == null ? null : oldest.address().toString();
+  }
+
+  private static final HttpClient HTTP = HttpClient.newHttpClient();
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** The body of a 200, or what went wrong instead (the waits show it as their last value). */
+  private static String get(ProcessCluster.NodeProcess node, String path) {
+    try {
+      HttpResponse<String> answer =
+          HTTP.send(
+              HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort() + path))
+                  .timeout(Duration.ofSeconds(10))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      if (answer.statusCode() != 200) {
+        throw new IllegalStateException(path + " answered " + answer.statusCode());
+      }
+      return answer.body();
+    } catch (java.io.IOException | InterruptedException e) {
+      throw new IllegalStateException(path + ": " + e);
+    }
+  }
+
+  /** GET /api/runs/{runId}: the figures the dashboard, status and run report show. */
+  private static Map<String, Long> viewCounters(ProcessCluster.NodeProcess node, String runId) {
+    JsonNode run;
+    try {
+      run =
+          JSON.readTree(get(node, "/api/runs/" + URLEncoder.encode(runId, StandardCharsets.UTF_8)));
+    } catch (RuntimeException | java.io.IOException e) {
+      return Map.of(e.toString(), -1L);
+    }
+    Map<String, Long> counters = new LinkedHashMap<>();
+    for (String name :
+        List.of(
+            "staleRejections", "takeovers", "reconciliations", "throttledAnswers", "attempts")) {
+      counters.put(name, run.path(name).asLong(-1));
+    }
+    return counters;
+  }
+
+  /** GET /metrics: the run's counters as Prometheus scrapes them. */
+  private static Map<String, Long> metricCounters(ProcessCluster.NodeProcess node, String runId) {
+    String text;
+    try {
+      text = get(node, "/metrics");
+    } catch (RuntimeException e) {
+      return Map.of(e.toString(), -1L);
+    }
+    Map<String, String> names =
+        Map.of(
+            "staleRejections", "fencekeeper_run_stale_rejections_total",
+            "takeovers", "fencekeeper_run_takeovers_total",
+            "reconciliations", "fencekeeper_run_reconciliations_total",
+            "throttledAnswers", "fencekeeper_run_throttled_answers_total",
+            "attempts", "fencekeeper_run_attempts_total");
+    Map<String, Long> counters = new LinkedHashMap<>();
+    names.forEach(
+        (counter, metric) -> {
+          Matcher m =
+              Pattern.compile(
+                      "(?m)^"
+                          + metric
+                          + "\\{run=\""
+                          + Pattern.quote(runId)
+                          + "\",?\\} ([0-9.eE+]+)$")
+                  .matcher(text);
+          counters.put(counter, m.find() ? (long) Double.parseDouble(m.group(1)) : -1L);
+        });
+    return counters;
+  }
+}
