@@ -12,6 +12,8 @@ import java.time.Instant;
  * @param projectedFinish when the run finishes at the recent rate; null when nothing is moving
  * @param staleRejections attempts that lost their lease and were rejected
  * @param leaseExpiries claims that took over an expired lease
+ * @param quarantines items the run's dispatcher saw quarantined (an item still quarantined when a
+ *     dispatcher starts again counts again)
  */
 public record RunProgress(
     Counts counts,
@@ -22,10 +24,11 @@ public record RunProgress(
     long leaseExpiries,
     long reconciliations,
     long throttledAnswers,
-    GovernorView governor)
+    GovernorView governor,
+    long quarantines)
     implements CborSerializable {
 
   public static RunProgress initial(long total) {
-    return new RunProgress(Counts.allPending(total), 0, 0, null, 0, 0, 0, 0, null);
+    return new RunProgress(Counts.allPending(total), 0, 0, null, 0, 0, 0, 0, null, 0);
   }
 }

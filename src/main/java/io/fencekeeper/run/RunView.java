@@ -29,7 +29,8 @@ public record RunView(
     long reconciliations,
     long throttledAnswers,
     GovernorView governor,
-    String scopeId)
+    String scopeId,
+    long quarantines)
     implements CborSerializable {
 
   /** A run's record with the figures of its dispatcher (or its final figures once ended). */
@@ -59,6 +60,7 @@ public record RunView(
         p.reconciliations(),
         p.throttledAnswers(),
         p.governor(),
-        run.scopeId());
+        run.scopeId(),
+        p.quarantines());
   }
 }

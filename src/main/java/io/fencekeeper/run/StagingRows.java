@@ -56,7 +56,8 @@ final class StagingRows {
         0,
         0,
         null,
-        null);
+        null,
+        0);
   }
 
   static RunView stagingView(RunRequest request, Instant started, long staged) {
@@ -81,7 +82,8 @@ final class StagingRows {
         0,
         0,
         null,
-        null);
+        null,
+        0);
   }
 
   /**

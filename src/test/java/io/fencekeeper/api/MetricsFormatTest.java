@@ -77,6 +77,9 @@ class MetricsFormatTest {
     assertTrue(samples.contains("fencekeeper_stale_commands_total"), body);
     assertTrue(samples.contains("fencekeeper_stale_rejections_total"), body);
     assertTrue(samples.contains("fencekeeper_lease_expiries_total"), body);
+    assertTrue(
+        body.contains("fencekeeper_items{run=\"" + runId + "\",status=\"quarantined\"}"), body);
+    assertTrue(samples.contains("fencekeeper_quarantines_total"), body);
     assertTrue(samples.contains("fencekeeper_item_command_seconds_count"), body);
     assertTrue(samples.contains("fencekeeper_provider_call_seconds_count"), body);
     assertTrue(samples.contains("fencekeeper_provider_throttles_total"), body);

@@ -37,7 +37,8 @@ class RunHistoryTest {
         0,
         0,
         null,
-        null);
+        null,
+        0);
   }
 
   @Test
