@@ -37,7 +37,8 @@ import java.util.stream.Collectors;
 final class ProcessCluster implements AutoCloseable {
 
   /** One node process and what it needs to be found and checked. */
-  record NodeProcess(int n, Process process, int remotePort, int managementPort, Path log) {
+  record NodeProcess(
+      int n, Process process, int remotePort, int managementPort, int httpPort, Path log) {
     String address() {
       return "pekko://fencekeeper@127.0.0.1:" + remotePort;
     }
@@ -50,7 +51,20 @@ final class ProcessCluster implements AutoCloseable {
   final List<NodeProcess> nodes = new ArrayList<>();
   FencekeeperNode client;
 
+  /** The node's main class and its arguments before {@code --config FILE}. */
+  private final List<String> nodeMain;
+
+  private final int workersPerNode;
+  private final Path timings;
+
   ProcessCluster(int workersPerNode, String... simFlags) throws Exception {
+    this(List.of("io.fencekeeper.cli.Main", "serve"), workersPerNode, simFlags);
+  }
+
+  /** Nodes started by another main class, e.g. a test's {@code serve} with a fault built in. */
+  ProcessCluster(List<String> nodeMain, int workersPerNode, String... simFlags) throws Exception {
+    this.nodeMain = nodeMain;
+    this.workersPerNode = workersPerNode;
     db = TestDatabases.freshPostgres();
     dir = Files.createTempDirectory("fencekeeper-processes");
     List<String> simCommand = new ArrayList<>(javaCommand());
@@ -64,7 +78,7 @@ final class ProcessCluster implements AutoCloseable {
     simUrl =
         URI.create(
             awaitLine(dir.resolve("sim.log"), Pattern.compile("listening on (http://\\S+)"), sim));
-    Path timings = dir.resolve("test-timings.conf");
+    timings = dir.resolve("test-timings.conf");
     StringBuilder conf = new StringBuilder();
     conf.append("include file(\"").append(ClusterFixture.CLUSTER_CONF).append("\")\n");
     ClusterFixture.testTimings()
@@ -81,12 +95,19 @@ final class ProcessCluster implements AutoCloseable {
     client = ClusterFixture.startNode(db, dir.resolve("client"), seeds, null, 0, Map.of());
   }
 
+  /** Starts node {@code n} (a restarted node gets a new number) joining {@code seeds}. */
+  NodeProcess startNode(int n, List<String> seeds) throws IOException {
+    return startNode(n, workersPerNode, timings, seeds);
+  }
+
   private NodeProcess startNode(int n, int workers, Path conf, List<String> seeds)
       throws IOException {
     int remote = freePort();
     int management = freePort();
+    int httpPort = freePort();
     List<String> command = new ArrayList<>(javaCommand());
-    command.addAll(List.of("io.fencekeeper.cli.Main", "serve", "--config", conf.toString()));
+    command.addAll(nodeMain);
+    command.addAll(List.of("--config", conf.toString()));
     ProcessBuilder builder = new ProcessBuilder(command);
     Path log = dir.resolve("node-" + n + ".log");
     builder.redirectErrorStream(true).redirectOutput(log.toFile());
@@ -98,7 +119,7 @@ final class ProcessCluster implements AutoCloseable {
     env.put("FENCEKEEPER_DATA_DIR", dir.resolve("node-" + n).toString());
     env.put("FENCEKEEPER_REMOTE_HOST", "127.0.0.1");
     env.put("FENCEKEEPER_REMOTE_PORT", String.valueOf(remote));
-    env.put("FENCEKEEPER_HTTP_PORT", String.valueOf(freePort()));
+    env.put("FENCEKEEPER_HTTP_PORT", String.valueOf(httpPort));
     env.put("FENCEKEEPER_MANAGEMENT_PORT", String.valueOf(management));
     env.put("FENCEKEEPER_SEED_NODES", String.join(",", seeds));
     env.put("FENCEKEEPER_PROVIDER", "http");
@@ -106,7 +127,7 @@ final class ProcessCluster implements AutoCloseable {
     env.put("FENCEKEEPER_LEASE", ClusterFixture.LEASE.toSeconds() + "s");
     env.put("FENCEKEEPER_WORKERS", String.valueOf(workers));
     env.put("FENCEKEEPER_LOG_LEVEL", "WARN");
-    NodeProcess node = new NodeProcess(n, builder.start(), remote, management, log);
+    NodeProcess node = new NodeProcess(n, builder.start(), remote, management, httpPort, log);
     nodes.add(node);
     return node;
   }
