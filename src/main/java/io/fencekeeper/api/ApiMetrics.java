@@ -31,7 +31,7 @@ import java.util.function.ToDoubleFunction;
 public final class ApiMetrics implements ItemAttempt.AttemptListener {
 
   private static final List<String> STATUSES =
-      List.of("pending", "leased", "done", "failed", "closed");
+      List.of("pending", "leased", "done", "failed", "closed", "quarantined");
 
   private final PrometheusMeterRegistry registry =
       new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -82,7 +82,8 @@ public final class ApiMetrics implements ItemAttempt.AttemptListener {
         view.counts().leased(),
         view.counts().done(),
         view.counts().failed(),
-        view.counts().closed()
+        view.counts().closed(),
+        view.counts().quarantined()
       };
       for (int i = 0; i < STATUSES.size(); i++) {
         statusRows.add(MultiGauge.Row.of(run.and("status", STATUSES.get(i)), counts[i]));
@@ -114,6 +115,11 @@ public final class ApiMetrics implements ItemAttempt.AttemptListener {
           view.runId(),
           "Claims of an item whose previous holder's lease expired before it finished the item",
           v -> v.takeovers());
+      runCounter(
+          "fencekeeper.run.quarantines",
+          view.runId(),
+          "Items of a run quarantined because their holders vanished attempt after attempt",
+          v -> v.quarantines());
       runCounter(
           "fencekeeper.run.reconciliations",
           view.runId(),

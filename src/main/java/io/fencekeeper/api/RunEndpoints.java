@@ -261,7 +261,7 @@ final class RunEndpoints {
     } catch (IllegalArgumentException e) {
       throw ApiError.badRequest(
           "status",
-          "status must be one of pending, leased, done, failed, closed; got '"
+          "status must be one of pending, leased, done, failed, closed, quarantined; got '"
               + ApiIds.abbreviate(value)
               + "'");
     }

@@ -212,8 +212,8 @@ public final class RunCommand implements Callable<Integer> {
     }
     var c = run.counts();
     out.printf(
-        "  items             %d total, %d done, %d failed, %d closed, %d pending%n",
-        c.total(), c.done(), c.failed(), c.closed(), c.pending() + c.leased());
+        "  items             %d total, %d done, %d failed, %d closed, %d quarantined, %d pending%n",
+        c.total(), c.done(), c.failed(), c.closed(), c.quarantined(), c.pending() + c.leased());
     if (run.endedAt() != null) {
       double runSeconds = Duration.between(run.createdAt(), run.endedAt()).toMillis() / 1000.0;
       out.printf(

@@ -4,6 +4,8 @@ import io.fencekeeper.CborSerializable;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -65,10 +67,20 @@ public final class WorkItem
     return PersistenceId.of(ENTITY_TYPE_KEY.name(), itemId.value());
   }
 
-  /** Limits that protect the entity from absurd requests. */
-  public record Settings(Duration maxLease) {
+  /**
+   * Limits that protect the entity from absurd requests, and how many holders in a row may vanish
+   * before the item is quarantined ({@code fencekeeper.item.quarantine-after-losses}; 0: never).
+   */
+  public record Settings(Duration maxLease, int quarantineAfterLosses) {
+    public Settings {
+      if (quarantineAfterLosses < 0 || quarantineAfterLosses > 1000) {
+        throw new IllegalArgumentException(
+            "quarantine-after-losses must be between 0 and 1000, got " + quarantineAfterLosses);
+      }
+    }
+
     public static Settings defaults() {
-      return new Settings(Duration.ofHours(1));
+      return new Settings(Duration.ofHours(1), 2);
     }
   }
 
@@ -101,7 +113,12 @@ public final class WorkItem
     LEASED,
     DONE,
     FAILED,
-    CLOSED
+    CLOSED,
+    /**
+     * Its last holders all vanished while they held it (a poison item): out of work until an
+     * operator retries it.
+     */
+    QUARANTINED
   }
 
   /** What the next holder knows about the cleanup at the provider. */
@@ -207,7 +224,7 @@ public final class WorkItem
   /** From the coordinator on resume: CLOSED or FAILED back to PENDING. */
   public record Reopen(ActorRef<Reply> replyTo) implements Command {}
 
-  /** Manual retry of a FAILED item. */
+  /** Manual retry of a FAILED or QUARANTINED item. */
   public record Retry(ActorRef<Reply> replyTo) implements Command {}
 
   public record Get(ActorRef<Reply> replyTo) implements Command {}
@@ -265,6 +282,8 @@ public final class WorkItem
           ItemClosed,
           ItemReopened,
           RetryRequested,
+          ItemQuarantined,
+          AttemptsExhausted,
           StaleCommandRejected {
     Instant at();
   }
@@ -330,6 +349,26 @@ public final class WorkItem
   public record RetryRequested(Instant at) implements Event {}
 
   /**
+   * The claim that would have started the next attempt found that the last holders of the item all
+   * vanished while they held it ({@code lostOwners}, oldest first): the item is kept out of work
+   * until an operator retries it. {@code newToken} fences off the last of them, as a close does.
+   * {@code previousOwner}: the holder whose lapsed lease this ends, if the item was leased (its
+   * attempt ends here, which the run's attempt counter reads).
+   */
+  public record ItemQuarantined(
+      long newToken, String reason, List<String> lostOwners, String previousOwner, Instant at)
+      implements Event {}
+
+  /**
+   * The claim that would have started attempt {@code maxAttempts + 1}: the item is FAILED instead.
+   * {@code previousOwners}: the holders of its counted attempts that vanished, oldest first; {@code
+   * previousOwner}: the holder whose lapsed lease this ends, if the item was leased.
+   */
+  public record AttemptsExhausted(
+      long newToken, String reason, List<String> previousOwners, String previousOwner, Instant at)
+      implements Event {}
+
+  /**
    * A command that lost: journaled for the audit, changes nothing else (invariant "stale changes
    * nothing").
    */
@@ -346,8 +385,51 @@ public final class WorkItem
   // State
 
   /**
+   * The attempts that count against {@code maxAttempts} and towards quarantine: those since the
+   * item was created, or since an operator last let it start over (Retry, Reopen).
+   *
+   * @param startedAfter the attempt number when this budget began
+   * @param lostHolders the holders of those attempts that vanished (their lease ended without an
+   *     outcome from them: taken over after expiry, or closed while they were silent), oldest first
+   * @param consecutiveLosses how many of the latest of those attempts in a row ended that way
+   */
+  public record AttemptBudget(int startedAfter, List<String> lostHolders, int consecutiveLosses)
+      implements CborSerializable {
+
+    public AttemptBudget {
+      lostHolders = lostHolders == null ? List.of() : List.copyOf(lostHolders);
+    }
+
+    static AttemptBudget startingAfter(int attempt) {
+      return new AttemptBudget(attempt, List.of(), 0);
+    }
+
+    /** Attempts started in this budget when the item has started {@code attempt} in all. */
+    int used(int attempt) {
+      return attempt - startedAfter;
+    }
+
+    AttemptBudget holderLost(String owner) {
+      List<String> lost = new ArrayList<>(lostHolders);
+      lost.add(owner);
+      return new AttemptBudget(startedAfter, lost, consecutiveLosses + 1);
+    }
+
+    /** The holder said what happened (an effect, ambiguity, a failure, a release): it was there. */
+    AttemptBudget holderReported() {
+      return consecutiveLosses == 0 ? this : new AttemptBudget(startedAfter, lostHolders, 0);
+    }
+
+    /** The holders of the latest attempts in a row that vanished, oldest first. */
+    List<String> consecutivelyLost() {
+      return lostHolders.subList(lostHolders.size() - consecutiveLosses, lostHolders.size());
+    }
+  }
+
+  /**
    * The item's state, rebuilt from the journal. {@code outcomeReported} says whether the current
-   * lease's holder has told us what happened; a lease that ends without it is ambiguous.
+   * lease's holder has told us what happened; a lease that ends without it is ambiguous, and its
+   * holder counts as lost in the {@code budget}.
    */
   public record State(
       Status status,
@@ -361,16 +443,44 @@ public final class WorkItem
       boolean outcomeReported,
       String lastError,
       String closedReason,
-      Instant retryAt)
+      Instant retryAt,
+      AttemptBudget budget)
       implements CborSerializable {
+
+    public State {
+      // a snapshot taken before budgets existed counts every attempt since the item was created
+      budget = budget == null ? AttemptBudget.startingAfter(0) : budget;
+    }
 
     static State initial() {
       return new State(
-          Status.PENDING, null, 0, null, 0, 0, EffectStatus.NONE, null, true, null, null, null);
+          Status.PENDING,
+          null,
+          0,
+          null,
+          0,
+          0,
+          EffectStatus.NONE,
+          null,
+          true,
+          null,
+          null,
+          null,
+          AttemptBudget.startingAfter(0));
     }
 
     boolean leaseLiveAt(Instant now) {
       return status == Status.LEASED && now.isBefore(leaseExpiresAt);
+    }
+
+    /** The holder of a lease that ended (expired, or is ending now) without an outcome from it. */
+    Optional<String> silentHolder() {
+      return status == Status.LEASED && !outcomeReported ? Optional.of(owner) : Optional.empty();
+    }
+
+    /** The budget once the current lease ends: a silent holder is a lost one. */
+    AttemptBudget budgetAfterLeaseEnds() {
+      return silentHolder().map(budget::holderLost).orElse(budget);
     }
 
     /** The effect after the current lease ends: unreported leases leave it ambiguous. */
@@ -394,7 +504,8 @@ public final class WorkItem
           false,
           lastError,
           null,
-          null);
+          null,
+          budgetAfterLeaseEnds());
     }
 
     State onLeaseRenewed(LeaseRenewed e) {
@@ -410,7 +521,8 @@ public final class WorkItem
           outcomeReported,
           lastError,
           closedReason,
-          retryAt);
+          retryAt,
+          budget);
     }
 
     State onEffectRecorded(EffectRecorded e) {
@@ -441,7 +553,8 @@ public final class WorkItem
           true,
           lastError,
           null,
-          null);
+          null,
+          budget);
     }
 
     State onAttemptFailed(AttemptFailed e) {
@@ -451,17 +564,52 @@ public final class WorkItem
           effect,
           e.error(),
           null,
-          e.retryAt());
+          e.retryAt(),
+          budget.holderReported());
+    }
+
+    State onReleased(LeaseReleased e) {
+      return unheld(Status.PENDING, token, effect, lastError, null, null, budget.holderReported());
     }
 
     State onClosed(ItemClosed e) {
       return unheld(
-          Status.CLOSED, e.newToken(), effectAfterLeaseEnds(), lastError, e.reason(), null);
+          Status.CLOSED,
+          e.newToken(),
+          effectAfterLeaseEnds(),
+          lastError,
+          e.reason(),
+          null,
+          budgetAfterLeaseEnds());
     }
 
-    /** Back to PENDING with no holder; the effect and the last error stay for the next claim. */
-    State reopened() {
-      return unheld(Status.PENDING, token, effect, lastError, null, null);
+    State onQuarantined(ItemQuarantined e) {
+      return refusedAtClaim(Status.QUARANTINED, e.newToken(), e.reason());
+    }
+
+    State onAttemptsExhausted(AttemptsExhausted e) {
+      return refusedAtClaim(Status.FAILED, e.newToken(), e.reason());
+    }
+
+    /** A claim found the holders lost: any lapsed lease ends, fenced off, with its holder lost. */
+    private State refusedAtClaim(Status next, long newToken, String reason) {
+      return unheld(
+          next, newToken, effectAfterLeaseEnds(), reason, null, null, budgetAfterLeaseEnds());
+    }
+
+    /**
+     * Back to PENDING by an operator (Reopen, Retry): the effect and the last error stay for the
+     * next claim, and the item gets a new budget of attempts.
+     */
+    State startedOver() {
+      return unheld(
+          Status.PENDING,
+          token,
+          effect,
+          lastError,
+          null,
+          null,
+          AttemptBudget.startingAfter(attempt));
     }
 
     /** The holder told us what happened: the effect as it now stands. */
@@ -478,17 +626,19 @@ public final class WorkItem
           true,
           error,
           closedReason,
-          retryAt);
+          retryAt,
+          budget.holderReported());
     }
 
-    /** No holder any more: failed, released, reopened or closed. */
+    /** No holder any more: failed, released, reopened, closed or quarantined. */
     private State unheld(
         Status next,
         long nextToken,
         EffectStatus nextEffect,
         String error,
         String closed,
-        Instant retry) {
+        Instant retry,
+        AttemptBudget nextBudget) {
       return new State(
           next,
           null,
@@ -501,7 +651,8 @@ public final class WorkItem
           true,
           error,
           closed,
-          retry);
+          retry,
+          nextBudget);
     }
   }
 
@@ -550,7 +701,9 @@ public final class WorkItem
     }
     return event instanceof StaleCommandRejected
         || event instanceof AttemptFailed
-        || event instanceof LeaseReleased;
+        || event instanceof LeaseReleased
+        || event instanceof ItemQuarantined
+        || event instanceof AttemptsExhausted;
   }
 
   @Override
@@ -597,10 +750,14 @@ public final class WorkItem
     if (refusal.isPresent()) {
       return Effect().reply(cmd.replyTo(), refusal.get());
     }
+    Optional<ReplyEffect<Event, State>> notGranted = holdersLost(state, cmd, now);
+    if (notGranted.isPresent()) {
+      return notGranted.get();
+    }
     // a lease that expired before its holder completed, failed or released the item is a
     // takeover; whether that leaves the effect ambiguous is the state's business (an unreported
     // lease does, a recorded effect stays recorded)
-    String previousOwner = state.status() == Status.LEASED ? state.owner() : null;
+    String previousOwner = leaseHolder(state);
     LeaseGranted granted =
         new LeaseGranted(
             cmd.workerId(),
@@ -626,11 +783,67 @@ public final class WorkItem
                     view(s)));
   }
 
+  /**
+   * The claim that would start the next attempt counts the holders that vanished, the one whose
+   * lease it would take over included: the last {@code quarantineAfterLosses} all lost makes the
+   * item QUARANTINED (a poison item must not go from node to node until every node has crashed),
+   * and a next attempt past {@code maxAttempts} makes it FAILED. Either is journaled with the lost
+   * holders and answered NotClaimable.
+   */
+  private Optional<ReplyEffect<Event, State>> holdersLost(State state, Claim cmd, Instant now) {
+    AttemptBudget budget = state.budgetAfterLeaseEnds();
+    int inARow = budget.consecutiveLosses();
+    if (settings.quarantineAfterLosses() > 0 && inARow >= settings.quarantineAfterLosses()) {
+      List<String> lost = budget.consecutivelyLost();
+      String reason =
+          truncate(
+              "holder lost "
+                  + inARow
+                  + " times in a row ("
+                  + String.join(", ", lost)
+                  + "); quarantined until an operator retries it");
+      return Optional.of(
+          Effect()
+              .persist(
+                  new ItemQuarantined(state.token() + 1, reason, lost, leaseHolder(state), now))
+              .thenReply(cmd.replyTo(), s -> new NotClaimable(Status.QUARANTINED, reason, null)));
+    }
+    int used = budget.used(state.attempt());
+    if (used >= cmd.maxAttempts()) {
+      List<String> lost = budget.lostHolders();
+      String reason =
+          truncate(
+              "holder lost "
+                  + lost.size()
+                  + " times"
+                  + (lost.isEmpty() ? "" : " (" + String.join(", ", lost) + ")")
+                  + "; attempts used up: "
+                  + used
+                  + " of "
+                  + cmd.maxAttempts());
+      return Optional.of(
+          Effect()
+              .persist(
+                  new AttemptsExhausted(state.token() + 1, reason, lost, leaseHolder(state), now))
+              .thenReply(cmd.replyTo(), s -> new NotClaimable(Status.FAILED, reason, null)));
+    }
+    return Optional.empty();
+  }
+
+  /** The holder of the item's lease, live or lapsed; null when the item is not leased. */
+  private static String leaseHolder(State state) {
+    return state.status() == Status.LEASED ? state.owner() : null;
+  }
+
   /** Why the item cannot be claimed now, if it cannot: not open, or someone holds it. */
   private static Optional<Reply> claimRefusal(State state, Instant now) {
     return switch (state.status()) {
       case DONE, FAILED, CLOSED ->
           Optional.of(new NotClaimable(state.status(), "item is " + state.status(), null));
+      case QUARANTINED ->
+          Optional.of(
+              new NotClaimable(
+                  Status.QUARANTINED, "item is QUARANTINED: " + state.lastError(), null));
       case LEASED ->
           state.leaseLiveAt(now)
               ? Optional.of(new LeaseHeld(state.owner(), state.leaseExpiresAt(), state.token()))
@@ -754,7 +967,8 @@ public final class WorkItem
     if (stale.isPresent()) {
       return rejectStale(state, cmd, stale.get(), now);
     }
-    boolean exhausted = !cmd.retryable() || state.attempt() >= state.maxAttempts();
+    boolean exhausted =
+        !cmd.retryable() || state.budget().used(state.attempt()) >= state.maxAttempts();
     Instant retryAt =
         exhausted || cmd.retryAfter() == null || cmd.retryAfter().isZero()
             ? null
@@ -785,12 +999,15 @@ public final class WorkItem
   }
 
   private ReplyEffect<Event, State> onClose(State state, Close cmd) {
-    if (state.status() == Status.DONE || state.status() == Status.CLOSED) {
-      // DONE stays DONE; closing twice is the same close
+    if (state.status() == Status.DONE
+        || state.status() == Status.CLOSED
+        || state.status() == Status.QUARANTINED) {
+      // DONE stays DONE; closing twice is the same close; a QUARANTINED item has no holder to
+      // fence off and stays quarantined, so the run shows it until an operator retries it
       return Effect().reply(cmd.replyTo(), accepted(state));
     }
     Instant now = clock.instant();
-    String abandonedOwner = state.status() == Status.LEASED ? state.owner() : null;
+    String abandonedOwner = leaseHolder(state);
     return Effect()
         .persist(
             new ItemClosed(
@@ -811,11 +1028,13 @@ public final class WorkItem
   }
 
   private ReplyEffect<Event, State> onRetry(State state, Retry cmd) {
-    if (state.status() != Status.FAILED) {
+    if (state.status() != Status.FAILED && state.status() != Status.QUARANTINED) {
       return Effect()
           .reply(
               cmd.replyTo(),
-              new Invalid("status", "only a FAILED item can be retried; it is " + state.status()));
+              new Invalid(
+                  "status",
+                  "only a FAILED or QUARANTINED item can be retried; it is " + state.status()));
     }
     return Effect()
         .persist(new RetryRequested(clock.instant()))
@@ -908,10 +1127,12 @@ public final class WorkItem
         .onEvent(MarkedAmbiguous.class, State::onMarkedAmbiguous)
         .onEvent(ItemCompleted.class, State::onCompleted)
         .onEvent(AttemptFailed.class, State::onAttemptFailed)
-        .onEvent(LeaseReleased.class, (state, e) -> state.reopened())
+        .onEvent(LeaseReleased.class, State::onReleased)
         .onEvent(ItemClosed.class, State::onClosed)
-        .onEvent(ItemReopened.class, (state, e) -> state.reopened())
-        .onEvent(RetryRequested.class, (state, e) -> state.reopened())
+        .onEvent(ItemReopened.class, (state, e) -> state.startedOver())
+        .onEvent(RetryRequested.class, (state, e) -> state.startedOver())
+        .onEvent(ItemQuarantined.class, State::onQuarantined)
+        .onEvent(AttemptsExhausted.class, State::onAttemptsExhausted)
         // invariant "stale changes nothing": a rejected stale command is audited and changes
         // nothing
         .onEvent(StaleCommandRejected.class, (state, e) -> state)

@@ -163,7 +163,10 @@ public final class FencekeeperNode implements AutoCloseable {
     RemotingExposure.check(b.config);
     JournalDatabase database = migratedJournal(settings);
     ActorSystem<Void> system = startActorSystem(b.config, settings, database);
-    WorkItem.init(system, b.clock, new WorkItem.Settings(settings.maxLease()));
+    WorkItem.init(
+        system,
+        b.clock,
+        new WorkItem.Settings(settings.maxLease(), settings.quarantineAfterLosses()));
     ExecutorService blocking = blockingExecutor();
     RunItemStore runItems = new RunItemStore(database);
     ItemGateway items = new ShardedItems(system, itemAskTimeout(settings.lease()));

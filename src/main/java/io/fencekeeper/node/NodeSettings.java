@@ -23,6 +23,7 @@ public record NodeSettings(
     Config providerConfig,
     Duration lease,
     Duration maxLease,
+    int quarantineAfterLosses,
     int workers,
     Duration maxRunLength,
     List<String> seedNodes,
@@ -53,6 +54,7 @@ public record NodeSettings(
         fk.getConfig("provider"),
         fk.getDuration("lease"),
         fk.getDuration("item.max-lease"),
+        fk.getInt("item.quarantine-after-losses"),
         fk.getInt("workers"),
         fk.getDuration("max-run-length"),
         Arrays.stream(fk.getString("seed-nodes").split(","))

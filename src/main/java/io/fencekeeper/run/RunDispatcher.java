@@ -64,6 +64,9 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
 
   record Reopened(WorkQueue.Ref ref, WorkItem.Reply reply) implements Command {}
 
+  /** A quarantined item's answer to the periodic look-up; null when it did not answer. */
+  record QuarantineLookedUp(WorkQueue.Ref ref, WorkItem.Reply reply) implements Command {}
+
   /** From the close sweep: what an item answered to Close. */
   record ItemSettledBySweep(int seq, WorkItem.Status status) implements Command {}
 
@@ -110,6 +113,7 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
 
   private final StatusBoard board;
   private final WorkQueue queue;
+  private final QuarantinedItems quarantined;
   private final RunGovernor governor;
   private final ProgressMeter meter = new ProgressMeter();
   private final ArrayDeque<RequestWork> demand = new ArrayDeque<>();
@@ -140,6 +144,7 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
     this.startedAt = deps.clock().instant();
     this.board = new StatusBoard(Math.toIntExact(run.itemCount()));
     this.queue = new WorkQueue(board);
+    this.quarantined = new QuarantinedItems(board);
     this.governor = new RunGovernor(governorSettings, startedAt);
     var receptionist = ctx.getSystem().receptionist();
     receptionist.tell(Receptionist.register(WorkProtocol.SERVICE_KEY, ctx.getSelf()));
@@ -157,6 +162,7 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
         .onMessage(PageLoaded.class, this::onPageLoaded)
         .onMessage(PageFailed.class, this::onPageFailed)
         .onMessage(Reopened.class, this::onReopened)
+        .onMessage(QuarantineLookedUp.class, this::onQuarantineLookedUp)
         .onMessage(Tick.class, this::onTick)
         .onMessage(ChangeGovernor.class, this::onChangeGovernor)
         .onMessage(SignalsSeen.class, this::onSignalsSeen)
@@ -305,6 +311,8 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
       settle(seq, StatusBoard.FAILED);
     } else if (result instanceof AttemptResult.Closed) {
       settle(seq, StatusBoard.CLOSED);
+    } else if (result instanceof AttemptResult.Quarantined q) {
+      offer.ifPresent(ref -> quarantine(ref, q.reason()));
     } else if (result instanceof AttemptResult.RetryAt r) {
       offer.ifPresent(ref -> parkOrRelease(ref, r.at()));
     } else if (result instanceof AttemptResult.Held h) {
@@ -336,9 +344,50 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
     }
   }
 
+  /**
+   * The item's last holders vanished (a poison item): out of dispatch until an operator retries it.
+   * It is not settled, so the run does not end without it: at the deadline it counts as not done.
+   */
+  private void quarantine(WorkQueue.Ref ref, String reason) {
+    if (!board.isOpen(ref.seq()) || !quarantined.add(ref)) {
+      return;
+    }
+    getContext()
+        .getLog()
+        .warn("run {}: item {} quarantined: {}", run.runId(), ref.itemId().value(), reason);
+  }
+
+  /** Asks the quarantined items every few seconds whether an operator retried them. */
+  private void lookUpQuarantined(Instant now) {
+    ActorRef<ToDispatcher> self = getContext().getSelf();
+    for (WorkQueue.Ref ref : quarantined.dueForLookup(now)) {
+      deps.items()
+          .get(ref.itemId())
+          .whenComplete((reply, failure) -> self.tell(new QuarantineLookedUp(ref, reply)));
+    }
+  }
+
+  private Behavior<ToDispatcher> onQuarantineLookedUp(QuarantineLookedUp answer) {
+    quarantined.answered();
+    int seq = answer.ref().seq();
+    if (finished
+        || stopping != null
+        || board.get(seq) != StatusBoard.QUARANTINED
+        || !(answer.reply() instanceof WorkItem.Accepted a)
+        || a.item().status() == WorkItem.Status.QUARANTINED) {
+      return this; // still quarantined, no answer, or the close sweep decides now
+    }
+    // retried by an operator: hand it out again, and the claim tells the truth
+    quarantined.remove(seq);
+    queue.ready(answer.ref());
+    serveDemand();
+    return this;
+  }
+
   private void settle(int seq, byte terminal) {
     if (board.settle(seq, terminal)) {
       queue.settle(seq);
+      quarantined.remove(seq);
     }
   }
 
@@ -376,6 +425,7 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
     }
     progressTo.tell(new ProgressReport(run.runId(), progress()));
     if (stopping == null) {
+      lookUpQuarantined(now);
       serveDemand();
       finishIfAllSettled();
     }
@@ -389,9 +439,15 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
         .info("run {}: governor {} cap {}: {}", run.runId(), d.mode(), d.cap(), d.reason());
   }
 
-  /** The same truth as the run view's counters: stale claims, takeovers and throttled answers. */
+  /**
+   * The same truth as the run view's counters: stale rejections, takeovers, throttled answers and
+   * quarantines.
+   */
   private Behavior<ToDispatcher> onSignalsSeen(SignalsSeen seen) {
     governor.throttled(seen.delta().throttledAnswers());
+    if (seen.delta().quarantines() > 0) {
+      governor.quarantined(deps.clock().instant());
+    }
     governor.stale(seen.delta().staleRejections() + seen.delta().takeovers());
     return this;
   }
@@ -422,10 +478,23 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
 
   RunProgress progress() {
     long leased = queue.inFlight();
-    long pending = board.size() - board.done() - board.failed() - board.closed() - leased;
+    long pending =
+        board.size()
+            - board.done()
+            - board.failed()
+            - board.closed()
+            - board.quarantined()
+            - leased;
     Instant now = deps.clock().instant();
     return new RunProgress(
-        new Counts(board.size(), pending, leased, board.done(), board.failed(), board.closed()),
+        new Counts(
+            board.size(),
+            pending,
+            leased,
+            board.done(),
+            board.failed(),
+            board.closed(),
+            board.quarantined()),
         backlogAgeSeconds(now),
         meter.itemsPerSecond(),
         meter.projectedFinish(now, pending + leased),
@@ -479,6 +548,8 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
     switch (answer.status()) {
       case DONE -> settle(answer.seq(), StatusBoard.DONE);
       case FAILED -> settle(answer.seq(), StatusBoard.FAILED);
+      // a quarantined item stays quarantined (not done, not closed): the run shows it
+      case QUARANTINED -> board.mark(answer.seq(), StatusBoard.QUARANTINED);
       default -> settle(answer.seq(), StatusBoard.CLOSED);
     }
     return this;

@@ -274,6 +274,7 @@ public final class RunService {
         case DONE -> new AttemptResult.Done();
         case FAILED -> new AttemptResult.Failed(nc.reason());
         case CLOSED -> new AttemptResult.Closed();
+        case QUARANTINED -> new AttemptResult.Quarantined(nc.reason());
         default ->
             new AttemptResult.RetryAt(
                 nc.retryAt() != null ? nc.retryAt() : clock.instant().plus(lease));

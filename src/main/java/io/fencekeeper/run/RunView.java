@@ -6,10 +6,11 @@ import java.time.Instant;
 
 /**
  * A run as operators and the API see it. The counters ({@code staleRejections}, {@code takeovers},
- * {@code reconciliations}, {@code throttledAnswers}, {@code attempts}) are derived from the items'
- * journaled events ({@link RunSignals}); {@code attempts} is every attempt that ended: the DONE
- * items' completing ones and those that ended without completing. {@code scopeId} names the run's
- * rows in {@code run_item} (for the API's item pages; not shown to clients).
+ * {@code reconciliations}, {@code throttledAnswers}, {@code attempts}, {@code quarantines}) are
+ * derived from the items' journaled events ({@link RunSignals}); {@code attempts} is every attempt
+ * that ended: the DONE items' completing ones and those that ended without completing. {@code
+ * scopeId} names the run's rows in {@code run_item} (for the API's item pages; not shown to
+ * clients).
  */
 public record RunView(
     String runId,
@@ -32,6 +33,7 @@ public record RunView(
     long reconciliations,
     long throttledAnswers,
     long attempts,
+    long quarantines,
     GovernorView governor,
     String scopeId)
     implements CborSerializable {
@@ -66,6 +68,7 @@ public record RunView(
         signals.reconciliations(),
         signals.throttledAnswers(),
         p.counts().done() + signals.attemptsWithoutCompletion(),
+        signals.quarantines(),
         p.governor(),
         run.scopeId());
   }

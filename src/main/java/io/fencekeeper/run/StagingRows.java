@@ -56,6 +56,7 @@ final class StagingRows {
         0,
         0,
         0,
+        0,
         null,
         null);
   }
@@ -77,6 +78,7 @@ final class StagingRows {
         0,
         0,
         null,
+        0,
         0,
         0,
         0,

@@ -20,10 +20,17 @@ final class StatusBoard {
   /** Parked until a retry is due, a lease runs out, or a reopen answers. */
   static final byte WAITING = 5;
 
+  /**
+   * Out of work until an operator retries it: open, but never handed out ({@link
+   * QuarantinedItems}).
+   */
+  static final byte QUARANTINED = 6;
+
   private final byte[] status;
   private long done;
   private long failed;
   private long closed;
+  private long quarantined;
   private final List<RunItemStore.StatusWrite> unwritten = new ArrayList<>();
 
   StatusBoard(int size) {
@@ -38,8 +45,14 @@ final class StatusBoard {
     return status[seq];
   }
 
-  /** Moves an open item between READY, OFFERED and WAITING. */
+  /** Moves an open item between READY, OFFERED, WAITING and QUARANTINED. */
   void mark(int seq, byte open) {
+    byte previous = status[seq];
+    if (previous == QUARANTINED && open != QUARANTINED) {
+      quarantined--;
+    } else if (open == QUARANTINED && previous != QUARANTINED) {
+      quarantined++;
+    }
     status[seq] = open;
   }
 
@@ -66,6 +79,8 @@ final class StatusBoard {
       closed--;
     } else if (previous == FAILED) {
       failed--;
+    } else if (previous == QUARANTINED) {
+      quarantined--;
     }
     switch (terminal) {
       case DONE -> done++;
@@ -88,7 +103,12 @@ final class StatusBoard {
     return closed;
   }
 
-  /** Every item is DONE or FAILED: nothing is left to try. */
+  /** Open items out of work until an operator retries them. */
+  long quarantined() {
+    return quarantined;
+  }
+
+  /** Every item is DONE or FAILED: nothing is left to try (a QUARANTINED item is not settled). */
   boolean allSettled() {
     return done + failed == status.length;
   }

@@ -18,6 +18,7 @@ import java.time.Instant;
   @JsonSubTypes.Type(value = AttemptResult.Held.class, name = "held"),
   @JsonSubTypes.Type(value = AttemptResult.Lost.class, name = "lost"),
   @JsonSubTypes.Type(value = AttemptResult.Closed.class, name = "closed"),
+  @JsonSubTypes.Type(value = AttemptResult.Quarantined.class, name = "quarantined"),
   @JsonSubTypes.Type(value = AttemptResult.Abandoned.class, name = "abandoned")
 })
 public sealed interface AttemptResult extends CborSerializable
@@ -27,6 +28,7 @@ public sealed interface AttemptResult extends CborSerializable
         AttemptResult.Held,
         AttemptResult.Lost,
         AttemptResult.Closed,
+        AttemptResult.Quarantined,
         AttemptResult.Abandoned {
 
   /**
@@ -49,6 +51,9 @@ public sealed interface AttemptResult extends CborSerializable
 
   /** The item was closed by the coordinator (deadline or cancel). */
   record Closed() implements AttemptResult {}
+
+  /** The item is QUARANTINED (its last holders vanished): out of work until an operator retry. */
+  record Quarantined(String reason) implements AttemptResult {}
 
   /** No answer from the item (timeout, journal failure): nothing is known, wait for the lease. */
   record Abandoned(String reason) implements AttemptResult {}

@@ -119,6 +119,7 @@ public final class ItemAttempt {
             case DONE -> new AttemptResult.Done();
             case FAILED -> new AttemptResult.Failed("item already FAILED");
             case CLOSED -> new AttemptResult.Closed();
+            case QUARANTINED -> new AttemptResult.Quarantined(nc.reason());
             default ->
                 new AttemptResult.RetryAt(
                     nc.retryAt() != null ? nc.retryAt() : ctx.clock().instant());

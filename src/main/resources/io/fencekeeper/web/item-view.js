@@ -6,6 +6,9 @@ import { call, callAllPages, save, seg } from './api.js';
 import { fill, h } from './dom.js';
 import { duration, time, utc } from './format.js';
 
+/** FAILED and QUARANTINED items come back only by an operator's retry. */
+const retryable = (item) => item.status === 'FAILED' || item.status === 'QUARANTINED';
+
 const at = (iso) => h('time', { datetime: iso, title: utc(iso) }, time(iso));
 
 function effectText(o) {
@@ -103,7 +106,18 @@ export function story(events) {
         break;
       case 'RetryRequested':
         title = 'An operator asked for a retry';
-        text = 'FAILED back to PENDING.';
+        text = 'Back to PENDING, with a new budget of attempts.';
+        break;
+      case 'ItemQuarantined':
+        kind = 'failed';
+        title = `QUARANTINED: its holders were lost ${(f.lostOwners || []).length} times in a row`;
+        text = `Lost holders: ${(f.lostOwners || []).join(', ')}. Token moved to ${f.newToken}. Out of work until an operator retries it: the item may crash whoever takes it.`;
+        ambiguous = true;
+        break;
+      case 'AttemptsExhausted':
+        kind = 'failed';
+        title = 'Attempts used up: FAILED';
+        text = `${f.reason}. Token moved to ${f.newToken}.`;
         break;
       case 'StaleCommandRejected':
         kind = 'stale';
@@ -156,9 +170,9 @@ export function itemView(main, itemId) {
     if (key !== actionsKey) {
       actionsKey = key;
       fill(actions,
-        item.status === 'FAILED' ? h('button', { type: 'button', id: 'retry-item', disabled: !!blocker, 'aria-describedby': 'item-note', onclick: retry }, 'Retry item…') : null,
+        retryable(item) ? h('button', { type: 'button', id: 'retry-item', disabled: !!blocker, 'aria-describedby': 'item-note', onclick: retry }, 'Retry item…') : null,
         h('button', { type: 'button', id: 'audit-json', onclick: () => save(new Blob([JSON.stringify(audit, null, 2)], { type: 'application/json' }), `${itemId.replaceAll('/', '_')}-audit.json`) }, 'Download the audit (JSON)'),
-        h('span', { id: 'item-note', class: 'note' }, item.status === 'FAILED' ? blocker : ''));
+        h('span', { id: 'item-note', class: 'note' }, retryable(item) ? blocker : ''));
     }
   }
 
@@ -200,7 +214,8 @@ export function itemView(main, itemId) {
   async function retry() {
     const ok = await confirmAction({
       title: `Retry item ${itemId}`,
-      body: [`This moves the FAILED item back to PENDING (it used ${item.attempt} of ${item.maxAttempts} attempts). If its run is RUNNING, the dispatcher hands it out again; otherwise it waits for a resume.`],
+      body: [`This moves the ${item.status} item back to PENDING with a new budget of ${item.maxAttempts} attempts (it used ${item.attempt}). If its run is RUNNING, the dispatcher hands it out again; otherwise it waits for a resume.`,
+        item.status === 'QUARANTINED' ? `Its last holders were lost (${item.lastError}): fix the cause first, or it takes down more nodes.` : null].filter(Boolean),
       confirm: 'Retry item',
     });
     if (ok && (await act(`Retry ${itemId}`, () => call(`/api/items/${seg(itemId)}/retry`, { method: 'POST' })))) load();

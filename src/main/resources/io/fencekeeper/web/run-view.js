@@ -161,7 +161,7 @@ export function runView(main, runId) {
       tile('Attempts', num(run.attempts), 'attempts that ended'),
       tile('Throttled answers', num(run.throttledAnswers), 'provider 429s'),
       h('div', { class: 'tile tile-wide' }, h('span', { class: 'tile-label' }, 'By status'), progressBar(run.counts),
-        h('ul', { class: 'status-counts' }, ['pending', 'leased', 'done', 'failed', 'closed'].map((k) => h('li', { class: `count-${k}` }, h('span', { class: 'swatch', 'aria-hidden': 'true' }), `${k}: ${num(run.counts[k])}`)))));
+        h('ul', { class: 'status-counts' }, ['pending', 'leased', 'done', 'failed', 'closed', 'quarantined'].map((k) => h('li', { class: `count-${k}` }, h('span', { class: 'swatch', 'aria-hidden': 'true' }), `${k}: ${num(run.counts[k])}`)))));
   }
 
   function renderChart() {
@@ -212,7 +212,7 @@ export function runView(main, runId) {
   }
 
   // --- items ---------------------------------------------------------------------------------------
-  const filter = h('select', { id: 'item-status' }, ['all', 'pending', 'leased', 'done', 'failed', 'closed'].map((s) => h('option', { value: s === 'all' ? '' : s }, s)));
+  const filter = h('select', { id: 'item-status' }, ['all', 'pending', 'leased', 'done', 'failed', 'closed', 'quarantined'].map((s) => h('option', { value: s === 'all' ? '' : s }, s)));
   const table = h('div', { class: 'item-table' });
   const pager = h('div', { class: 'pager' });
   let cursors = [null];
@@ -251,7 +251,7 @@ export function runView(main, runId) {
           h('td', { 'data-label': 'Token' }, item.token),
           h('td', { 'data-label': 'Effect' }, item.effect),
           h('td', { 'data-label': 'Last error', class: 'wrap' }, item.lastError || '–'),
-          h('td', { 'data-label': '' }, item.status === 'FAILED'
+          h('td', { 'data-label': '' }, item.status === 'FAILED' || item.status === 'QUARANTINED'
             ? h('button', { type: 'button', disabled: !!blocker, title: blocker || null, onclick: () => retry(item) }, 'Retry…')
             : null))))));
     fill(pager,
@@ -265,7 +265,7 @@ export function runView(main, runId) {
     const ok = await confirmAction({
       title: `Retry item ${item.itemId}`,
       body: [
-        `This moves the FAILED item back to PENDING (it used ${item.attempt} of ${item.maxAttempts} attempts; last error: ${item.lastError || 'none'}).`,
+        `This moves the ${item.status} item back to PENDING with a new budget of attempts (it used ${item.attempt} of ${item.maxAttempts}; last error: ${item.lastError || 'none'}).`,
         run.state === 'RUNNING' ? 'The run is RUNNING: its dispatcher hands the item out again.' : `The run has ended ${run.state}: the item waits for a resume.`,
       ],
       confirm: 'Retry item',

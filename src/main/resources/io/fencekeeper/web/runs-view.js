@@ -27,7 +27,7 @@ export function outlookBadge(run) {
 
 function countsLine(c) {
   return h('span', { class: 'counts' },
-    ['pending', 'leased', 'done', 'failed', 'closed'].map((k) => h('span', { class: `count count-${k}` }, `${k} ${num(c[k])}`)));
+    ['pending', 'leased', 'done', 'failed', 'closed', 'quarantined'].map((k) => h('span', { class: `count count-${k}` }, `${k} ${num(c[k])}`)));
 }
 
 const ORDER = { RUNNING: 0 };

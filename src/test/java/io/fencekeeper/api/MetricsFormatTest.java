@@ -80,6 +80,9 @@ class MetricsFormatTest {
     assertTrue(samples.contains("fencekeeper_run_reconciliations_total"), body);
     assertTrue(samples.contains("fencekeeper_run_throttled_answers_total"), body);
     assertTrue(samples.contains("fencekeeper_run_attempts_total"), body);
+    assertTrue(samples.contains("fencekeeper_run_quarantines_total"), body);
+    assertTrue(
+        body.contains("fencekeeper_items{run=\"" + runId + "\",status=\"quarantined\"}"), body);
     assertTrue(samples.contains("fencekeeper_item_command_seconds_count"), body);
     assertTrue(samples.contains("fencekeeper_provider_call_seconds_count"), body);
     assertTrue(samples.contains("fencekeeper_provider_throttles_total"), body);

@@ -37,6 +37,7 @@ class RunHistoryTest {
         0,
         0,
         0,
+        0,
         null,
         null);
   }

@@ -45,6 +45,7 @@ class ClusterMessagesSerializationTest {
             new AttemptResult.Held(Instant.parse("2026-11-29T01:00:30Z")),
             new AttemptResult.Lost("stale token"),
             new AttemptResult.Closed(),
+            new AttemptResult.Quarantined("holder lost 2 times in a row (w-1, w-2)"),
             new AttemptResult.Abandoned("no answer"));
     for (AttemptResult result : results) {
       WorkProtocol.Settled settled = new WorkProtocol.Settled(7, result);
@@ -57,6 +58,23 @@ class ClusterMessagesSerializationTest {
               .get();
       assertEquals(settled, back);
     }
+  }
+
+  /** A run's figures travel from its dispatcher to the coordinator, and are journaled there. */
+  @Test
+  void runProgressWithQuarantinedItemsCrossesTheWire() throws Exception {
+    Serialization serialization = SerializationExtension.get(testKit.system());
+    var progress =
+        new io.fencekeeper.run.RunProgress(
+            new io.fencekeeper.run.Counts(10, 2, 1, 5, 0, 0, 2), 3, 4, null, null);
+    var serializer = serialization.findSerializerFor(progress);
+    byte[] bytes = serializer.toBinary(progress);
+    Object back =
+        serialization
+            .deserialize(
+                bytes, serializer.identifier(), Serializers.manifestFor(serializer, progress))
+            .get();
+    assertEquals(progress, back);
   }
 
   /** The pool's answer to the dashboard's cluster view comes from every node. */

@@ -52,13 +52,34 @@ final class ProcessCluster implements AutoCloseable {
   final List<NodeProcess> nodes = new ArrayList<>();
   FencekeeperNode client;
 
+  /** The node's main class and its arguments before {@code --config FILE}. */
+  private final List<String> nodeMain;
+
+  private final int workersPerNode;
+  private final Path confFile;
+
+  private static final List<String> SERVE = List.of("io.fencekeeper.cli.Main", "serve");
+
   ProcessCluster(int workersPerNode, String... simFlags) throws Exception {
-    this(workersPerNode, Map.of(), simFlags);
+    this(SERVE, workersPerNode, Map.of(), simFlags);
   }
 
   /** {@code timings} override the test timings (HOCON paths), e.g. a slower failure detector. */
   ProcessCluster(int workersPerNode, Map<String, Object> timings, String... simFlags)
       throws Exception {
+    this(SERVE, workersPerNode, timings, simFlags);
+  }
+
+  /** Nodes started by another main class, e.g. a test's {@code serve} with a fault built in. */
+  ProcessCluster(List<String> nodeMain, int workersPerNode, String... simFlags) throws Exception {
+    this(nodeMain, workersPerNode, Map.of(), simFlags);
+  }
+
+  private ProcessCluster(
+      List<String> nodeMain, int workersPerNode, Map<String, Object> timings, String... simFlags)
+      throws Exception {
+    this.nodeMain = nodeMain;
+    this.workersPerNode = workersPerNode;
     db = TestDatabases.freshPostgres();
     dir = Files.createTempDirectory("fencekeeper-processes");
     List<String> simCommand = new ArrayList<>(javaCommand());
@@ -72,7 +93,7 @@ final class ProcessCluster implements AutoCloseable {
     simUrl =
         URI.create(
             awaitLine(dir.resolve("sim.log"), Pattern.compile("listening on (http://\\S+)"), sim));
-    Path confFile = dir.resolve("test-timings.conf");
+    confFile = dir.resolve("test-timings.conf");
     Map<String, Object> allTimings = new HashMap<>(ClusterFixture.testTimings());
     allTimings.putAll(timings);
     StringBuilder conf = new StringBuilder();
@@ -90,13 +111,19 @@ final class ProcessCluster implements AutoCloseable {
     client = ClusterFixture.startNode(db, dir.resolve("client"), seeds, null, 0, timings);
   }
 
+  /** Starts node {@code n} (a restarted node gets a new number) joining {@code seeds}. */
+  NodeProcess startNode(int n, List<String> seeds) throws IOException {
+    return startNode(n, workersPerNode, confFile, seeds);
+  }
+
   private NodeProcess startNode(int n, int workers, Path conf, List<String> seeds)
       throws IOException {
     int remote = freePort();
     int http = freePort();
     int management = freePort();
     List<String> command = new ArrayList<>(javaCommand());
-    command.addAll(List.of("io.fencekeeper.cli.Main", "serve", "--config", conf.toString()));
+    command.addAll(nodeMain);
+    command.addAll(List.of("--config", conf.toString()));
     ProcessBuilder builder = new ProcessBuilder(command);
     Path log = dir.resolve("node-" + n + ".log");
     builder.redirectErrorStream(true).redirectOutput(log.toFile());

@@ -46,6 +46,8 @@ class WorkItemInvariantsTest {
   static ActorTestKit testKit;
   static final AtomicInteger ITEMS = new AtomicInteger();
   static final Duration LEASE = Duration.ofSeconds(10);
+  static final int MAX_ATTEMPTS = 4;
+  static final int QUARANTINE_AFTER = WorkItem.Settings.defaults().quarantineAfterLosses();
 
   @BeforeAll
   static void start() {
@@ -83,9 +85,11 @@ class WorkItemInvariantsTest {
   record Step(Kind kind, int worker, int seconds, boolean flag) {}
 
   /**
-   * The rule "a lease that ends without an outcome is ambiguous", kept from what the test saw, not
-   * from the entity's own state: which leases ended silently (taken over or closed while their
-   * holder had said nothing), and whether an effect was recorded since.
+   * The rules "a lease that ends without an outcome is ambiguous" and "holders lost count", kept
+   * from what the test saw, not from the entity's own state: which leases ended silently (taken
+   * over, closed or quarantined while their holder had said nothing), whether an effect was
+   * recorded since, how many leases in a row ended silently and how many attempts were started
+   * since the last Retry or Reopen.
    */
   static final class LeaseModel {
     boolean leaseOpen;
@@ -93,23 +97,46 @@ class WorkItemInvariantsTest {
     boolean endedSilently;
     boolean markedAmbiguous;
     boolean recorded;
+    int silentInARow;
+    int attemptsSinceStart;
+    boolean quarantined;
 
     /** Whether the next claim must answer AMBIGUOUS (unless an effect is recorded). */
     boolean claimed() {
       return endedSilently || markedAmbiguous || (leaseOpen && !reportedThisLease);
     }
 
-    void granted(State before) {
+    /** Silent ends in a row if the current lease ended now (a claim past its expiry). */
+    int silentInARowAtClaim() {
+      return silentInARow + (leaseOpen && !reportedThisLease ? 1 : 0);
+    }
+
+    private void leaseEnds() {
       if (leaseOpen && !reportedThisLease) {
         endedSilently = true;
+        silentInARow++;
       }
+      leaseOpen = false;
+    }
+
+    void granted(State before) {
+      assertTrue(!quarantined, "a quarantined item was claimed before a retry");
+      leaseEnds();
       leaseOpen = true;
       reportedThisLease = false;
+      attemptsSinceStart++;
+    }
+
+    /** The claim ended the lease and quarantined the item, or failed it: no attempt started. */
+    void refusedForLosses(boolean quarantine) {
+      leaseEnds();
+      quarantined |= quarantine;
     }
 
     void reported(Reply reply, boolean effect) {
       if (reply instanceof WorkItem.Accepted) {
         reportedThisLease = true;
+        silentInARow = 0;
         recorded |= effect;
       }
     }
@@ -119,17 +146,22 @@ class WorkItemInvariantsTest {
       if (reply instanceof WorkItem.Accepted) {
         assertTrue(before.leaseLiveAt(now), "Fail/Release accepted after the lease lapsed");
         reportedThisLease = true;
+        silentInARow = 0;
         leaseOpen = false;
       }
     }
 
     void closed(State before) {
       if (before.status() == Status.LEASED) {
-        if (!reportedThisLease) {
-          endedSilently = true;
-        }
-        leaseOpen = false;
+        leaseEnds();
       }
+    }
+
+    /** Reopen and Retry let the item start over: a new count of attempts and of losses. */
+    void startedOver() {
+      silentInARow = 0;
+      attemptsSinceStart = 0;
+      quarantined = false;
     }
   }
 
@@ -193,7 +225,7 @@ class WorkItemInvariantsTest {
     weights.put(Kind.RELEASE, 2);
     weights.put(Kind.CLOSE, 1);
     weights.put(Kind.REOPEN, 2);
-    weights.put(Kind.RETRY, 1);
+    weights.put(Kind.RETRY, 2);
     weights.put(Kind.TICK, 6);
     weights.put(Kind.FINISH, 5);
     List<Kind> table = new ArrayList<>();
@@ -229,12 +261,16 @@ class WorkItemInvariantsTest {
     int lives = only != null ? 1 : 400;
     Map<Status, Integer> finalStatuses = new java.util.EnumMap<>(Status.class);
     int withEffect = 0;
+    int refusedWhileQuarantined = 0;
+    int retriedAfterQuarantine = 0;
     for (long seed = first; seed < first + lives; seed++) {
       List<Step> steps = randomLife(seed);
       try {
         Outcome outcome = live(steps);
         finalStatuses.merge(outcome.status(), 1, Integer::sum);
         withEffect += outcome.providerEffects();
+        refusedWhileQuarantined += outcome.refusedWhileQuarantined() ? 1 : 0;
+        retriedAfterQuarantine += outcome.claimedAfterQuarantine() ? 1 : 0;
       } catch (AssertionError e) {
         List<Step> minimal = shrink(steps);
         throw new AssertionError(
@@ -246,11 +282,22 @@ class WorkItemInvariantsTest {
       assertTrue(finalStatuses.getOrDefault(Status.DONE, 0) > 10, finalStatuses.toString());
       assertTrue(finalStatuses.getOrDefault(Status.CLOSED, 0) > 5, finalStatuses.toString());
       assertTrue(finalStatuses.getOrDefault(Status.FAILED, 0) > 5, finalStatuses.toString());
+      assertTrue(finalStatuses.getOrDefault(Status.QUARANTINED, 0) > 5, finalStatuses.toString());
       assertTrue(withEffect > 20, "lives with a provider effect: " + withEffect);
+      assertTrue(
+          refusedWhileQuarantined > 5,
+          "lives with a claim refused while quarantined: " + refusedWhileQuarantined);
+      assertTrue(
+          retriedAfterQuarantine > 0,
+          "lives claimed again after a quarantine and a retry: " + retriedAfterQuarantine);
     }
   }
 
-  record Outcome(Status status, int providerEffects) {}
+  record Outcome(
+      Status status,
+      int providerEffects,
+      boolean refusedWhileQuarantined,
+      boolean claimedAfterQuarantine) {}
 
   /** Greedily drops steps while the life still fails, so a failure reads like a short story. */
   List<Step> shrink(List<Step> failing) {
@@ -295,6 +342,9 @@ class WorkItemInvariantsTest {
     String key = itemId.idempotencyKey();
     List<WorkItem.Event> journal = new ArrayList<>();
     LeaseModel model = new LeaseModel();
+    boolean everQuarantined = false;
+    boolean refusedWhileQuarantined = false;
+    boolean claimedAfterQuarantine = false;
 
     for (Step step : steps) {
       Worker w = workers[step.worker()];
@@ -313,8 +363,35 @@ class WorkItemInvariantsTest {
 
       switch (step.kind()) {
         case CLAIM -> {
-          Reply reply = send.apply(r -> new WorkItem.Claim("w-" + step.worker(), LEASE, 4, r));
+          Instant now = clock.instant();
+          boolean grantable =
+              before.status() == Status.PENDING
+                      && (before.retryAt() == null || !now.isBefore(before.retryAt()))
+                  || before.status() == Status.LEASED && !before.leaseLiveAt(now);
+          int inARow = model.silentInARowAtClaim();
+          boolean wasQuarantined = model.quarantined;
+          Reply reply =
+              send.apply(r -> new WorkItem.Claim("w-" + step.worker(), LEASE, MAX_ATTEMPTS, r));
+          if (grantable) {
+            // holders lost count: K silent ends in a row quarantine the item, and a claim past
+            // maxAttempts fails it, instead of starting another attempt
+            Status expected =
+                inARow >= QUARANTINE_AFTER
+                    ? Status.QUARANTINED
+                    : model.attemptsSinceStart >= MAX_ATTEMPTS ? Status.FAILED : Status.LEASED;
+            assertEquals(expected, kit.getState().status(), "after the claim " + step);
+            if (expected != Status.LEASED) {
+              assertEquals(
+                  expected,
+                  ((WorkItem.NotClaimable) reply).status(),
+                  "the claim answers why: " + step);
+              model.refusedForLosses(expected == Status.QUARANTINED);
+              everQuarantined |= expected == Status.QUARANTINED;
+            }
+          }
+          refusedWhileQuarantined |= wasQuarantined;
           if (reply instanceof Claimed c) {
+            claimedAfterQuarantine |= everQuarantined;
             // a lease that ended without a recorded effect or a live-lease Fail/Release (and any
             // MarkAmbiguous) leaves the next claim AMBIGUOUS until an effect is recorded
             if (model.claimed() && !model.recorded) {
@@ -384,6 +461,7 @@ class WorkItemInvariantsTest {
             if (reply instanceof WorkItem.Accepted) {
               w.reportedAmbiguous = true;
               model.markedAmbiguous = true;
+              model.reported(reply, false);
             }
           }
         }
@@ -419,8 +497,17 @@ class WorkItemInvariantsTest {
           send.apply(r -> new WorkItem.Close("deadline", r));
           model.closed(before);
         }
-        case REOPEN -> send.apply(WorkItem.Reopen::new);
-        case RETRY -> send.apply(WorkItem.Retry::new);
+        case REOPEN -> {
+          send.apply(WorkItem.Reopen::new);
+          if (before.status() == Status.CLOSED || before.status() == Status.FAILED) {
+            model.startedOver();
+          }
+        }
+        case RETRY -> {
+          if (send.apply(WorkItem.Retry::new) instanceof WorkItem.Accepted) {
+            model.startedOver();
+          }
+        }
         case TICK -> clock.advance(Duration.ofSeconds(step.seconds()));
         case FINISH -> {
           if (w.holdsAClaim() && !w.gaveUp) {
@@ -471,6 +558,8 @@ class WorkItemInvariantsTest {
           switch (event.getClass().getSimpleName()) {
             case "LeaseGranted" -> ((WorkItem.LeaseGranted) event).token();
             case "ItemClosed" -> ((WorkItem.ItemClosed) event).newToken();
+            case "ItemQuarantined" -> ((WorkItem.ItemQuarantined) event).newToken();
+            case "AttemptsExhausted" -> ((WorkItem.AttemptsExhausted) event).newToken();
             default -> -1;
           };
       if (raised >= 0) {
@@ -481,6 +570,10 @@ class WorkItemInvariantsTest {
     // invariant "replay is exact": replaying the journal rebuilds exactly the state the entity had
     State live = kit.getState();
     assertEquals(live, kit.restart().state());
-    return new Outcome(live.status(), providerEffects.getOrDefault(key, 0));
+    return new Outcome(
+        live.status(),
+        providerEffects.getOrDefault(key, 0),
+        refusedWhileQuarantined,
+        claimedAfterQuarantine);
   }
 }

@@ -244,6 +244,157 @@ class WorkItemTest {
     assertEquals(0, kit.getState().token());
   }
 
+  // --- Holders lost: takeovers count, quarantine ---------------------------------------------
+
+  /** A kit for an item with its own settings (quarantine after {@code losses} holders; 0 never). */
+  EventSourcedBehaviorTestKit<WorkItem.Command, WorkItem.Event, State> itemQuarantinedAfter(
+      int losses) {
+    return EventSourcedBehaviorTestKit.create(
+        testKit.system(),
+        WorkItem.create(itemId, clock, new WorkItem.Settings(Duration.ofHours(1), losses)));
+  }
+
+  /** Claims the item and lets the lease run out with the holder silent: a holder that vanished. */
+  void claimAndVanish(String worker, int maxAttempts) {
+    claim(worker, maxAttempts);
+    clock.advance(LEASE.plusSeconds(1));
+  }
+
+  @Test
+  void takeoversCountAgainstMaxAttemptsAndTheClaimPastThemFailsTheItem() {
+    kit = itemQuarantinedAfter(0);
+    claimAndVanish("w-1", 3);
+    claimAndVanish("w-2", 3);
+    claimAndVanish("w-3", 3);
+    var result = run(r -> new WorkItem.Claim("w-4", LEASE, 3, r));
+    NotClaimable refused = assertInstanceOf(NotClaimable.class, result.reply());
+    assertEquals(Status.FAILED, refused.status());
+    WorkItem.AttemptsExhausted exhausted = result.eventOfType(WorkItem.AttemptsExhausted.class);
+    assertEquals(List.of("w-1", "w-2", "w-3"), exhausted.previousOwners());
+    assertTrue(exhausted.reason().startsWith("holder lost 3 times"), exhausted.reason());
+    assertEquals(4, exhausted.newToken(), "fences off the last holder, as a close does");
+    assertEquals("w-3", exhausted.previousOwner(), "w-3's lapsed lease ends here");
+    State state = kit.getState();
+    assertEquals(Status.FAILED, state.status());
+    assertEquals(3, state.attempt(), "no fourth attempt was started");
+    assertNull(state.owner());
+    assertEquals(exhausted.reason(), state.lastError());
+    assertEquals(EffectStatus.AMBIGUOUS, state.effect());
+    assertEquals(state, kit.restart().state());
+  }
+
+  @Test
+  void aClaimAfterAReleaseOfTheLastAttemptFailsTheItem() {
+    Claimed first = claim("w-1", 2);
+    run(r -> new WorkItem.Fail("w-1", first.token(), "503", true, null, r));
+    Claimed second = claim("w-2", 2);
+    run(r -> new WorkItem.Release("w-2", second.token(), r));
+    var result = run(r -> new WorkItem.Claim("w-3", LEASE, 2, r));
+    assertEquals(Status.FAILED, assertInstanceOf(NotClaimable.class, result.reply()).status());
+    WorkItem.AttemptsExhausted exhausted = result.eventOfType(WorkItem.AttemptsExhausted.class);
+    assertEquals(List.of(), exhausted.previousOwners());
+    assertNull(exhausted.previousOwner(), "no lease ends here: w-2 released it");
+    assertTrue(exhausted.reason().startsWith("holder lost 0 times"), exhausted.reason());
+    assertEquals(EffectStatus.NONE, kit.getState().effect(), "both holders said what happened");
+  }
+
+  @Test
+  void holdersLostTwiceInARowQuarantineTheItemAtTheNextClaim() {
+    claimAndVanish("w-1", 5);
+    claimAndVanish("w-2", 5);
+    var result = run(r -> new WorkItem.Claim("w-3", LEASE, 5, r));
+    NotClaimable refused = assertInstanceOf(NotClaimable.class, result.reply());
+    assertEquals(Status.QUARANTINED, refused.status());
+    WorkItem.ItemQuarantined quarantined = result.eventOfType(WorkItem.ItemQuarantined.class);
+    assertEquals(List.of("w-1", "w-2"), quarantined.lostOwners());
+    assertTrue(
+        quarantined.reason().startsWith("holder lost 2 times in a row"), quarantined.reason());
+    assertEquals(3, quarantined.newToken());
+    assertEquals("w-2", quarantined.previousOwner(), "w-2's lapsed lease ends here");
+    State state = kit.getState();
+    assertEquals(Status.QUARANTINED, state.status());
+    assertEquals(2, state.attempt(), "the third claim started no attempt");
+    assertNull(state.owner());
+    assertEquals(quarantined.reason(), state.lastError());
+    assertEquals(state, kit.restart().state());
+  }
+
+  @Test
+  void quarantineComesBeforeTheAttemptsAreUsedUp() {
+    claimAndVanish("w-1", 2);
+    claimAndVanish("w-2", 2);
+    var result = run(r -> new WorkItem.Claim("w-3", LEASE, 2, r));
+    assertEquals(Status.QUARANTINED, assertInstanceOf(NotClaimable.class, result.reply()).status());
+  }
+
+  @Test
+  void aHolderThatSaysWhatHappenedBreaksTheRunOfLosses() {
+    List<Function<Claimed, Function<ActorRef<Reply>, WorkItem.Command>>> reports =
+        List.of(
+            c -> r -> new WorkItem.MarkAmbiguous(c.item().owner(), c.token(), "timeout", r),
+            c -> r -> new WorkItem.Fail(c.item().owner(), c.token(), "503", true, null, r),
+            c -> r -> new WorkItem.Release(c.item().owner(), c.token(), r),
+            c -> r -> new WorkItem.RecordEffect(c.item().owner(), c.token(), applied(), r));
+    for (var report : reports) {
+      newItem();
+      claimAndVanish("w-1", 5);
+      Claimed second = claim("w-2", 5);
+      assertInstanceOf(Accepted.class, run(report.apply(second)).reply());
+      clock.advance(LEASE.plusSeconds(1));
+      // w-2 was there and said so: one loss (w-1), not two in a row
+      assertEquals(3, claim("w-3", 5).attempt());
+      clock.advance(LEASE.plusSeconds(1));
+      claimAndVanish("w-4", 5);
+      assertEquals(
+          Status.QUARANTINED,
+          assertInstanceOf(
+                  NotClaimable.class, run(r -> new WorkItem.Claim("w-5", LEASE, 5, r)).reply())
+              .status(),
+          "w-3 and w-4 vanished in a row");
+    }
+  }
+
+  @Test
+  void aQuarantinedItemIsNeverClaimedClosedOrReopenedUntilAnOperatorRetriesIt() {
+    claimAndVanish("w-1", 5);
+    claimAndVanish("w-2", 5);
+    run(r -> new WorkItem.Claim("w-3", LEASE, 5, r));
+    var again = run(r -> new WorkItem.Claim("w-4", LEASE, 5, r));
+    assertEquals(Status.QUARANTINED, assertInstanceOf(NotClaimable.class, again.reply()).status());
+    assertTrue(again.hasNoEvents());
+    assertTrue(run(r -> new WorkItem.Reopen(r)).hasNoEvents(), "a resume does not bring it back");
+    var closed = run(r -> new WorkItem.Close("deadline", r));
+    assertTrue(closed.hasNoEvents());
+    assertEquals(
+        Status.QUARANTINED, assertInstanceOf(Accepted.class, closed.reply()).item().status());
+
+    Accepted retried = assertInstanceOf(Accepted.class, run(r -> new WorkItem.Retry(r)).reply());
+    assertEquals(Status.PENDING, retried.item().status());
+    Claimed back = claim("w-5", 5);
+    assertEquals(3, back.attempt());
+    assertEquals(EffectStatus.AMBIGUOUS, back.effect(), "w-2 may have reached the provider");
+    // the retry starts a new count: one more vanished holder is one loss, not three
+    clock.advance(LEASE.plusSeconds(1));
+    assertEquals(4, claim("w-6", 5).attempt());
+  }
+
+  @Test
+  void retryGivesAnItemThatUsedUpItsAttemptsANewBudget() {
+    kit = itemQuarantinedAfter(0);
+    claimAndVanish("w-1", 2);
+    claimAndVanish("w-2", 2);
+    assertEquals(
+        Status.FAILED,
+        assertInstanceOf(NotClaimable.class, run(r -> new WorkItem.Claim("w", LEASE, 2, r)).reply())
+            .status());
+    run(r -> new WorkItem.Retry(r));
+    claimAndVanish("w-3", 2);
+    Claimed fourth = claim("w-4", 2);
+    assertEquals(4, fourth.attempt(), "two more attempts after the retry");
+    run(r -> new WorkItem.Fail("w-4", fourth.token(), "503", true, null, r));
+    assertEquals(Status.FAILED, kit.getState().status(), "and then they are used up again");
+  }
+
   // --- Renew -----------------------------------------------------------------------------------
 
   @Test
@@ -619,7 +770,7 @@ class WorkItemTest {
   }
 
   @Test
-  void retryOfAnItemThatDidNotFailIsInvalid() {
+  void retryOfAnItemThatDidNotFailNorWasQuarantinedIsInvalid() {
     var result = run(r -> new WorkItem.Retry(r));
     assertInstanceOf(Invalid.class, result.reply());
     assertTrue(result.hasNoEvents());

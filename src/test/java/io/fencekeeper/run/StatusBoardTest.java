@@ -126,6 +126,25 @@ class StatusBoardTest {
   }
 
   @Test
+  void aQuarantinedItemIsCountedOpenAndLeavesTheCountWhenRetriedOrSettled() {
+    StatusBoard board = new StatusBoard(3);
+    board.mark(0, StatusBoard.QUARANTINED);
+    board.mark(1, StatusBoard.QUARANTINED);
+    board.mark(1, StatusBoard.QUARANTINED); // the same quarantine seen twice
+    board.settle(2, StatusBoard.DONE);
+    assertEquals(2, board.quarantined());
+    assertTrue(board.isOpen(0), "quarantined is not settled");
+    assertFalse(board.allSettled(), "the run does not end without its quarantined items");
+
+    board.mark(0, StatusBoard.READY); // an operator retried it
+    board.settle(1, StatusBoard.DONE);
+
+    assertEquals(0, board.quarantined());
+    assertEquals(2, board.done());
+    assertTrue(board.drainWrites().stream().noneMatch(w -> w.seq() == 0), "nothing to cache");
+  }
+
+  @Test
   void allSettledOnlyWhenEveryItemIsDoneOrFailed() {
     StatusBoard board = new StatusBoard(3);
     assertFalse(board.allSettled());

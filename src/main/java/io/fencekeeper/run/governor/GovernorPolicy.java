@@ -15,6 +15,9 @@ import java.time.Instant;
  *   <tr><th>signal</th><th>decision</th></tr>
  *   <tr><td>throttling (429 / Retry-After) seen in the last window</td>
  *       <td>THROTTLED: multiplicative decrease, at most once per cool-down</td></tr>
+ *   <tr><td>items quarantined in the last minute (their holders vanished attempt after
+ *       attempt)</td>
+ *       <td>ALERT_QUARANTINE: raise an alert, never add capacity</td></tr>
  *   <tr><td>stale rejections or takeovers above the threshold</td>
  *       <td>ALERT_STALE: raise an alert, never add capacity</td></tr>
  *   <tr><td>projected finish too close to the deadline</td>
@@ -30,7 +33,8 @@ public final class GovernorPolicy {
     NORMAL,
     BURST,
     THROTTLED,
-    ALERT_STALE
+    ALERT_STALE,
+    ALERT_QUARANTINE
   }
 
   /**
@@ -38,6 +42,7 @@ public final class GovernorPolicy {
    *
    * @param throttledInWindow provider answers that were 429 / Retry-After since the last decision
    * @param staleInWindow attempts that lost their lease, and takeovers of expired leases
+   * @param quarantinedRecently items quarantined in the last minute ({@link RunGovernor})
    */
   public record Signals(
       Instant now,
@@ -46,7 +51,29 @@ public final class GovernorPolicy {
       double itemsPerSecond,
       double backlogAgeSeconds,
       long throttledInWindow,
-      long staleInWindow) {}
+      long staleInWindow,
+      long quarantinedRecently) {
+
+    /** Signals without quarantined items. */
+    public Signals(
+        Instant now,
+        Instant deadline,
+        long remainingItems,
+        double itemsPerSecond,
+        double backlogAgeSeconds,
+        long throttledInWindow,
+        long staleInWindow) {
+      this(
+          now,
+          deadline,
+          remainingItems,
+          itemsPerSecond,
+          backlogAgeSeconds,
+          throttledInWindow,
+          staleInWindow,
+          0);
+    }
+  }
 
   /** The cap now in force and why; {@code lastDecrease} paces the multiplicative decrease. */
   public record Decision(Mode mode, int cap, String reason, Instant lastDecrease)
@@ -77,6 +104,18 @@ public final class GovernorPolicy {
               + " -> "
               + decreased,
           signals.now());
+    }
+    if (signals.quarantinedRecently() > 0) {
+      // a poison item kills the holder it is handed to: more workers only lose more nodes
+      int held = Math.min(cap, settings.normalCap());
+      return new Decision(
+          Mode.ALERT_QUARANTINE,
+          held,
+          signals.quarantinedRecently()
+              + " items quarantined: their holders were lost attempt after attempt; inspect the"
+              + " provider adapter and the nodes' logs; capacity held at "
+              + held,
+          previous.lastDecrease());
     }
     if (signals.staleInWindow() >= settings.staleAlertThreshold()) {
       // more workers would only expire more leases: look at the lease duration instead

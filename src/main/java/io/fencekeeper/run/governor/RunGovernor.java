@@ -1,5 +1,6 @@
 package io.fencekeeper.run.governor;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.List;
@@ -15,11 +16,15 @@ public final class RunGovernor {
   /** How many changes the run view keeps. */
   static final int CHANGES_KEPT = 50;
 
+  /** How long a quarantine keeps the governor from adding capacity. */
+  static final Duration QUARANTINE_ALERT_FOR = Duration.ofMinutes(1);
+
   private GovernorSettings settings;
   private GovernorPolicy.Decision decision;
   private Instant lastDecisionAt;
   private long throttledInWindow;
   private long staleInWindow;
+  private final ArrayDeque<Instant> quarantinedAt = new ArrayDeque<>();
   private final ArrayDeque<GovernorView.Change> changes = new ArrayDeque<>();
 
   public RunGovernor(GovernorSettings settings, Instant now) {
@@ -47,6 +52,11 @@ public final class RunGovernor {
     staleInWindow += events;
   }
 
+  /** An item of the run was quarantined: its holders vanished attempt after attempt. */
+  public void quarantined(Instant now) {
+    quarantinedAt.add(now);
+  }
+
   /**
    * Decides at most once a second; the decision is returned when it is worth logging: a change of
    * mode, or a cap that moves outside NORMAL (the additive steps back to normal are not).
@@ -68,7 +78,8 @@ public final class RunGovernor {
                 itemsPerSecond,
                 backlogAge,
                 throttledInWindow,
-                staleInWindow));
+                staleInWindow,
+                quarantinedSince(now.minus(QUARANTINE_ALERT_FOR))));
     throttledInWindow = 0;
     staleInWindow = 0;
     boolean worthLogging =
@@ -103,6 +114,13 @@ public final class RunGovernor {
     while (changes.size() > CHANGES_KEPT) {
       changes.pollFirst();
     }
+  }
+
+  private long quarantinedSince(Instant since) {
+    while (!quarantinedAt.isEmpty() && quarantinedAt.peekFirst().isBefore(since)) {
+      quarantinedAt.pollFirst();
+    }
+    return quarantinedAt.size();
   }
 
   private static String capsOf(GovernorSettings s) {

@@ -101,8 +101,23 @@ class GovernorPolicyTest {
   }
 
   @Test
+  void quarantinedItemsRaiseAnAlertAndNeverAddCapacity() {
+    // a poison item kills the holder it is handed to: a late run still gets no more workers
+    Signals quarantinedAndLate =
+        new Signals(NOW, NOW.plus(Duration.ofHours(3)), 100_000, 9, 60, 0, 5, 2);
+    Decision d = new Decision(Mode.BURST, 40, "burst", null);
+    d = GovernorPolicy.decide(SETTINGS, d, quarantinedAndLate);
+    assertEquals(Mode.ALERT_QUARANTINE, d.mode(), "before the stale alert: it names the cause");
+    assertEquals(16, d.cap(), "back to no more than the normal cap");
+    assertTrue(d.reason().startsWith("2 items quarantined"), d.reason());
+    assertTrue(d.reason().contains("inspect the provider adapter and the nodes' logs"), d.reason());
+    Decision again = GovernorPolicy.decide(SETTINGS, d, quarantinedAndLate);
+    assertTrue(again.cap() <= d.cap());
+  }
+
+  @Test
   void throttlingWinsOverEveryOtherSignal() {
-    Signals everything = new Signals(NOW, NOW.plus(Duration.ofHours(3)), 100_000, 9, 60, 4, 9);
+    Signals everything = new Signals(NOW, NOW.plus(Duration.ofHours(3)), 100_000, 9, 60, 4, 9, 1);
     assertEquals(
         Mode.THROTTLED,
         GovernorPolicy.decide(SETTINGS, Decision.initial(SETTINGS), everything).mode());

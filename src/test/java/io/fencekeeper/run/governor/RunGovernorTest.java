@@ -270,4 +270,20 @@ class RunGovernorTest {
     }
     assertEquals(8, governor.cap());
   }
+
+  @Test
+  void aQuarantineHoldsCapacityForAMinuteThenTheCapGrowsAgain() {
+    RunGovernor governor = new RunGovernor(SETTINGS, T);
+    governor.quarantined(T);
+    for (int s = 0; s < 60; s++) {
+      deadlineAtRisk(governor, T.plusSeconds(s));
+      assertEquals(Mode.ALERT_QUARANTINE, governor.decision().mode(), "second " + s);
+      assertEquals(16, governor.cap(), "no burst while items are being quarantined");
+    }
+    deadlineAtRisk(governor, T.plusSeconds(61));
+    assertEquals(Mode.BURST, governor.decision().mode());
+    assertTrue(
+        governor.view().changes().stream().anyMatch(c -> c.mode() == Mode.ALERT_QUARANTINE),
+        "the alert is in the run view's changes");
+  }
 }

@@ -1,0 +1,117 @@
+package io.fencekeeper.testing;
+
+import com.typesafe.config.Config;
+import io.fencekeeper.api.ApiMetrics;
+import io.fencekeeper.api.ApiSettings;
+import io.fencekeeper.api.HttpApi;
+import io.fencekeeper.api.ManagementStarter;
+import io.fencekeeper.api.MeteredItemGateway;
+import io.fencekeeper.item.ItemId;
+import io.fencekeeper.node.FencekeeperNode;
+import io.fencekeeper.node.NodeConfig;
+import io.fencekeeper.node.NodeSettings;
+import io.fencekeeper.provider.Plan;
+import io.fencekeeper.provider.Provider;
+import io.fencekeeper.provider.Receipt;
+import io.fencekeeper.provider.factory.ProviderFactory;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code serve} with a poison account: a node started exactly like {@code cli/ServeCommand} (the
+ * configured provider, the HTTP API, management), whose provider adapter kills the JVM on the
+ * poison account's {@code plan} or {@code apply} ({@code Runtime.halt(137)}: no shutdown hook, no
+ * leave, no flush), as an adapter that runs out of memory or crashes natively on one huge account.
+ *
+ * <p>{@code PoisonedServe --poison-account ACCOUNT --config FILE}
+ */
+public final class PoisonedServe {
+
+  /** The exit status of a node that its poison item killed. */
+  public static final int KILLED = 137;
+
+  private PoisonedServe() {}
+
+  public static void main(String[] args) throws Exception {
+    String poisonAccount = argument(args, "--poison-account");
+    Path config = Path.of(argument(args, "--config"));
+    Config resolved = NodeConfig.load(Optional.of(config), Map.of());
+    ApiSettings api = ApiSettings.from(NodeSettings.from(resolved));
+    ApiMetrics metrics = new ApiMetrics();
+    Provider provider =
+        new Poisoned(ProviderFactory.create(NodeSettings.from(resolved).provider()), poisonAccount);
+    FencekeeperNode node =
+        FencekeeperNode.builder(resolved)
+            .provider(provider)
+            .workerGateway(items -> new MeteredItemGateway(items, metrics, "worker"))
+            .attemptListener(metrics)
+            .start();
+    node.awaitUp(Duration.ofSeconds(60));
+    var http = HttpApi.start(node, api, metrics).toCompletableFuture().get(30, TimeUnit.SECONDS);
+    var management =
+        ManagementStarter.start(node.system()).toCompletableFuture().get(30, TimeUnit.SECONDS);
+    System.err.println(
+        "fencekeeper node up (poison account "
+            + poisonAccount
+            + "): "
+            + node.system().address()
+            + ", HTTP API "
+            + http.localAddress()
+            + ", management "
+            + management);
+    node.system().getWhenTerminated().toCompletableFuture().join();
+  }
+
+  private static String argument(String[] args, String name) {
+    for (int i = 0; i < args.length - 1; i++) {
+      if (args[i].equals(name)) {
+        return args[i + 1];
+      }
+    }
+    throw new IllegalArgumentException("missing " + name + " VALUE");
+  }
+
+  /** The configured provider, except that the poison account kills the process. */
+  static final class Poisoned implements Provider {
+    private final Provider delegate;
+    private final String poisonAccount;
+
+    Poisoned(Provider delegate, String poisonAccount) {
+      this.delegate = delegate;
+      this.poisonAccount = poisonAccount;
+    }
+
+    private void haltOn(ItemId item) {
+      if (item.accountId().equals(poisonAccount)) {
+        System.err.println("poison account " + poisonAccount + ": halting this node");
+        Runtime.getRuntime().halt(KILLED);
+      }
+    }
+
+    @Override
+    public CompletionStage<Plan> plan(ItemId item) {
+      haltOn(item);
+      return delegate.plan(item);
+    }
+
+    @Override
+    public CompletionStage<Receipt> apply(ItemId item, Plan plan, String key, long token) {
+      haltOn(item);
+      return delegate.apply(item, plan, key, token);
+    }
+
+    @Override
+    public CompletionStage<Optional<Receipt>> lookup(ItemId item, String key) {
+      return delegate.lookup(item, key);
+    }
+
+    @Override
+    public void close() {
+      delegate.close();
+    }
+  }
+}
