@@ -48,6 +48,10 @@ public final class RunItemStore implements AutoCloseable {
     config.setMaximumPoolSize(3);
     config.setMinimumIdle(1);
     config.setPoolName("fencekeeper-run-items");
+    if (postgres) {
+      // staging inserts its batches as multi-row INSERTs (as the journal does)
+      config.addDataSourceProperty("reWriteBatchedInserts", "true");
+    }
     this.dataSource = new HikariDataSource(config);
   }
 

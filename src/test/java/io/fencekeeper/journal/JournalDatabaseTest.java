@@ -58,15 +58,28 @@ class JournalDatabaseTest {
   @Test
   void migrationsCreateTheJournalSchemaOnH2OnceAndOnlyOnce() throws Exception {
     TestDatabases.Target target = TestDatabases.h2File(dataDir);
-    assertMigratesOnce(target);
+    assertMigratesOnce(target, 5, "journal, run items, lookup index, unique accounts, run staging");
   }
 
   @Test
   void migrationsCreateTheJournalSchemaOnPostgresOnceAndOnlyOnce() throws Exception {
-    assertMigratesOnce(TestDatabases.freshPostgres());
+    TestDatabases.Target target = TestDatabases.freshPostgres();
+    assertMigratesOnce(
+        target,
+        6,
+        "journal, run items, lookup index, unique accounts, run staging, run_item fillfactor");
+    try (Connection c =
+            DriverManager.getConnection(target.url(), target.user(), target.password());
+        ResultSet rs =
+            c.createStatement()
+                .executeQuery("SELECT reloptions FROM pg_class WHERE relname = 'run_item'")) {
+      assertTrue(rs.next());
+      assertEquals("{fillfactor=60}", rs.getString(1), "room in each page for HOT status updates");
+    }
   }
 
-  private void assertMigratesOnce(TestDatabases.Target target) throws Exception {
+  private void assertMigratesOnce(TestDatabases.Target target, int migrations, String which)
+      throws Exception {
     NodeSettings settings =
         settings(
             Map.of(
@@ -74,10 +87,7 @@ class JournalDatabaseTest {
                 "fencekeeper.db.user", target.user(),
                 "fencekeeper.db.password", target.password()));
     JournalDatabase db = settings.journalDatabase();
-    assertEquals(
-        5,
-        db.migrate(),
-        "first start runs every migration: journal, run items, lookup index, unique accounts, run staging");
+    assertEquals(migrations, db.migrate(), "first start runs every migration: " + which);
     assertEquals(0, db.migrate(), "a restart finds it current");
     Set<String> tables = new HashSet<>();
     Set<String> indexes = new HashSet<>();
