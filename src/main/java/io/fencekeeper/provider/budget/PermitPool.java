@@ -14,21 +14,22 @@ import java.util.function.LongSupplier;
 /**
  * One node's permits of one provider (docs/design.md, "Provider budgets"): the block the keeper
  * granted this node, handed to the node's calls one at a time with no round trip. A call may start
- * while fewer than {@code permits} are in flight, fewer than {@code rate} calls started in the last
- * {@link #RATE_WINDOW}, no throttled answer asked to pause, and the grant's lease leaves room for
- * the call to end: the node stops starting calls {@code callTimeout} before its lease runs out, so
- * every call it made has ended when the keeper hands the permits to someone else.
+ * while fewer than {@code permits} are in flight, fewer than {@code rate} calls hold a rate slot,
+ * no throttled answer asked to pause, and the grant's lease leaves room for the call to end: the
+ * node stops starting calls {@code callTimeout} before its lease runs out, so every call it made
+ * has ended when the keeper hands the permits to someone else.
+ *
+ * <p>A call holds its rate slot from its start until {@link #RATE_WINDOW} after its end. Whenever
+ * it reaches the provider, it is between its start and its end, so any one-second window at the
+ * provider sees at most {@code rate} of this node's calls however late each one arrives.
  *
  * <p>Thread-safe and cheap: a lock held for a few field updates, waiters in a queue completed
  * outside it. The {@link PermitLeaser} renews the grant and brings the keeper's changes.
  */
 public final class PermitPool implements Permits {
 
-  /**
-   * The rate is counted over a window a little longer than a second, so that calls that reach the
-   * provider a few milliseconds late still fall in a second of at most {@code rate} calls.
-   */
-  static final Duration RATE_WINDOW = Duration.ofMillis(1050);
+  /** How long after its end a call still counts against the rate: the provider's second. */
+  static final Duration RATE_WINDOW = Duration.ofSeconds(1);
 
   /** A Retry-After pauses this node's callers for at most this long. */
   static final Duration MAX_PAUSE = Duration.ofSeconds(10);
@@ -68,7 +69,10 @@ public final class PermitPool implements Permits {
   private boolean leased;
   private long usableUntil;
   private int inFlight;
-  private final ArrayDeque<Long> starts = new ArrayDeque<>();
+
+  /** When the calls that ended within the last window ended, oldest first. */
+  private final ArrayDeque<Long> ends = new ArrayDeque<>();
+
   private final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
   private long pausedUntil;
   private boolean paused;
@@ -157,6 +161,9 @@ public final class PermitPool implements Permits {
     synchronized (this) {
       long now = nanos.getAsLong();
       inFlight--;
+      if (limited) {
+        ends.addLast(now);
+      }
       if (error instanceof ProviderError.Throttled t) {
         // a throttled answer slows every caller on this node now, and the keeper slows the rest
         throttled++;
@@ -170,15 +177,37 @@ public final class PermitPool implements Permits {
         reportRequested = true;
       }
       ready = drain(now);
-      if (draining && holdingNow(now) <= permitsNow(now)) {
-        // a grant that shrank is drained: the keeper may give the difference to others
-        draining = false;
-        askKeeper |= !reportRequested;
-        reportRequested = true;
-      }
+      askKeeper |= drained(now);
       scheduleWakeup(now);
     }
     complete(ready);
+    if (askKeeper) {
+      reportWanted.run();
+    }
+  }
+
+  /**
+   * Whether a grant that shrank has just drained (calls in flight and rate slots within it): the
+   * keeper may then give the difference to others, so it should hear at once.
+   */
+  private boolean drained(long now) {
+    if (!draining
+        || holdingNow(now) > permitsNow(now)
+        || (rate >= 0 && rateSlotsHeld(now) > rateNow(now))) {
+      return false;
+    }
+    draining = false;
+    boolean ask = !reportRequested;
+    reportRequested = true;
+    return ask;
+  }
+
+  /** A rate slot drains with time: look again once the window has passed. */
+  private void checkDrained() {
+    boolean askKeeper;
+    synchronized (this) {
+      askKeeper = drained(nanos.getAsLong());
+    }
     if (askKeeper) {
       reportWanted.run();
     }
@@ -233,7 +262,7 @@ public final class PermitPool implements Permits {
         }
       }
       if (!limited) {
-        starts.clear();
+        ends.clear();
       } else if (sentAt >= 0) {
         long until = sentAt + grant.lease().toNanos() - callTimeout;
         if (!leased || until - usableUntil > 0) {
@@ -241,8 +270,11 @@ public final class PermitPool implements Permits {
           leased = true;
         }
       }
-      if (limited && holdingNow(now) > permitsNow(now)) {
+      if (limited
+          && (holdingNow(now) > permitsNow(now)
+              || (rate >= 0 && rateSlotsHeld(now) > rateNow(now)))) {
         draining = true;
+        timer.schedule(RATE_WINDOW, this::checkDrained);
       }
       ready = drain(now);
       if (limited && !reportRequested && !waiters.isEmpty()) {
@@ -269,14 +301,13 @@ public final class PermitPool implements Permits {
   /** What the keeper should know; resets the figures that count since the last report. */
   synchronized Report report() {
     long now = nanos.getAsLong();
-    evictStarts(now);
     int waiting = waiters.size();
     Report report =
         new Report(
             epoch,
             version,
             holdingNow(now),
-            Math.max(rateNow(now), starts.size()),
+            Math.max(rateNow(now), rateSlotsHeld(now)),
             inFlight,
             Math.max(demandPeak, inFlight + waiting),
             throttled,
@@ -298,11 +329,10 @@ public final class PermitPool implements Permits {
     return holdingNow(nanos.getAsLong());
   }
 
-  /** Calls this node may start in a window now, or has started in the last one. */
+  /** Rate slots this node may hold now: its grant, or more while a shrunk grant drains. */
   synchronized int mayUseRate() {
     long now = nanos.getAsLong();
-    evictStarts(now);
-    return Math.max(rateNow(now), starts.size());
+    return Math.max(rateNow(now), rateSlotsHeld(now));
   }
 
   /** Permits this node may use now (its grant while the lease lasts); -1 without a budget. */
@@ -323,8 +353,7 @@ public final class PermitPool implements Permits {
       return false;
     }
     if (rate >= 0) {
-      evictStarts(now);
-      return starts.size() < rate;
+      return rateSlotsHeld(now) < rate;
     }
     return true;
   }
@@ -345,18 +374,21 @@ public final class PermitPool implements Permits {
 
   private void start(long now) {
     inFlight++;
-    if (limited) {
-      starts.addLast(now);
-    }
+  }
+
+  /** Calls in flight, and calls that ended within the last window. */
+  private int rateSlotsHeld(long now) {
+    evictEnds(now);
+    return inFlight + ends.size();
   }
 
   private void noteDemand() {
     demandPeak = Math.max(demandPeak, inFlight + waiters.size());
   }
 
-  private void evictStarts(long now) {
-    while (!starts.isEmpty() && now - starts.peekFirst() >= window) {
-      starts.pollFirst();
+  private void evictEnds(long now) {
+    while (!ends.isEmpty() && now - ends.peekFirst() >= window) {
+      ends.pollFirst();
     }
   }
 
@@ -383,11 +415,11 @@ public final class PermitPool implements Permits {
     }
     if (paused && now - pausedUntil < 0) {
       at = pausedUntil;
-    } else if (limited && rate >= 0 && inFlight < permitsNow(now) && starts.size() >= rate) {
-      if (starts.isEmpty()) {
-        return; // rate 0: nothing to wait for but a grant
+    } else if (limited && rate >= 0 && inFlight < permitsNow(now) && rateSlotsHeld(now) >= rate) {
+      if (ends.isEmpty()) {
+        return; // every slot is a call in flight (or rate 0): its end will tell
       }
-      at = starts.peekFirst() + window;
+      at = ends.peekFirst() + window;
     } else {
       return;
     }

@@ -56,7 +56,7 @@ class BudgetInvariantsTest {
     // what the provider sees
     int inFlight;
     int peak;
-    final ArrayDeque<Long> starts = new ArrayDeque<>();
+    final ArrayDeque<Long> arrivals = new ArrayDeque<>();
     int busiestSecond;
     long calls;
     long callsAfterFaults;
@@ -216,18 +216,22 @@ class BudgetInvariantsTest {
     // --- the provider ---------------------------------------------------------------------------
 
     void callStarts() {
-      long now = timer.nanos();
       inFlight++;
       peak = Math.max(peak, inFlight);
-      starts.addLast(now);
-      while (now - starts.peekFirst() >= SECOND) {
-        starts.pollFirst();
-      }
-      busiestSecond = Math.max(busiestSecond, starts.size());
       calls++;
-      if (now >= faultsOverAt) {
+      if (timer.nanos() >= faultsOverAt) {
         callsAfterFaults++;
       }
+    }
+
+    /** A call reaches the provider some time between its start and its end. */
+    void callArrives() {
+      long now = timer.nanos();
+      arrivals.addLast(now);
+      while (now - arrivals.peekFirst() >= SECOND) {
+        arrivals.pollFirst();
+      }
+      busiestSecond = Math.max(busiestSecond, arrivals.size());
     }
 
     // --- time -----------------------------------------------------------------------------------
@@ -328,8 +332,10 @@ class BudgetInvariantsTest {
                   }
                   callStarts();
                   boolean throttled = random.nextInt(50) == 0;
+                  long duration = 5 + random.nextInt(296);
+                  after(Duration.ofMillis(random.nextLong(duration + 1)), World.this::callArrives);
                   after(
-                      Duration.ofMillis(5 + random.nextInt(296)),
+                      Duration.ofMillis(duration),
                       () -> {
                         inFlight--;
                         permit

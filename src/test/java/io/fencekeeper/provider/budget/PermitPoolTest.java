@@ -70,23 +70,29 @@ class PermitPoolTest {
   }
 
   @Test
-  void noMoreCallsStartInAnyWindowThanTheRate() {
+  void aCallHoldsItsRateSlotFromItsStartUntilASecondAfterItsEnd() {
     grant(10, 5);
-    List<CompletableFuture<Optional<Permits.Permit>>> calls = new ArrayList<>();
-    for (int i = 0; i < 7; i++) {
-      calls.add(acquire());
-      timer.advance(Duration.ofMillis(10));
+    List<Permits.Permit> calls = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      calls.add(held(acquire()));
     }
-    calls.subList(0, 5).forEach(call -> held(call).release(null));
-    assertFalse(calls.get(5).isDone(), "five calls a second");
-    // the window is a little over a second: calls that land late still fit in their second
-    timer.advance(Duration.ofMillis(1050 - 70 - 1));
-    assertFalse(calls.get(5).isDone());
+    var sixth = acquire();
+    assertFalse(sixth.isDone(), "five calls in flight hold the five slots of a second");
+    timer.advance(Duration.ofMillis(100));
+    calls.get(0).release(null);
+    assertFalse(sixth.isDone(), "an ended call may have reached the provider just now");
+    timer.advance(Duration.ofMillis(999));
+    assertFalse(sixth.isDone());
     timer.advance(Duration.ofMillis(1));
-    held(calls.get(5));
-    assertFalse(calls.get(6).isDone(), "the second oldest start leaves 10 ms later");
-    timer.advance(Duration.ofMillis(10));
-    held(calls.get(6));
+    held(sixth);
+    // a call that lasts longer than a second holds its slot all along
+    timer.advance(Duration.ofSeconds(3));
+    grant(10, 5); // renewed
+    var seventh = acquire();
+    assertFalse(seventh.isDone(), "four slow calls and the sixth hold the five slots");
+    calls.get(1).release(null);
+    timer.advance(PermitPool.RATE_WINDOW);
+    held(seventh);
   }
 
   @Test
