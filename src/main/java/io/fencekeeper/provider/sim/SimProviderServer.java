@@ -143,6 +143,11 @@ public final class SimProviderServer implements AutoCloseable {
     return ledger.requests();
   }
 
+  /** {@code /v1} requests in flight right now. */
+  public int requestsInFlight() {
+    return traffic.inFlight();
+  }
+
   /** The most {@code /v1} requests this server has had in flight at once (since a reset). */
   public int peakInFlight() {
     return traffic.peakInFlight();
