@@ -343,11 +343,11 @@ public final class PermitPool implements Permits {
   // --- the rules ---------------------------------------------------------------------------------
 
   private boolean canStart(long now) {
+    if (!limited) {
+      return true; // without a budget, calls go as they did before budgets
+    }
     if (paused && now - pausedUntil < 0) {
       return false;
-    }
-    if (!limited) {
-      return true;
     }
     if (inFlight >= permitsNow(now)) {
       return false;

@@ -186,6 +186,9 @@ class PermitPoolTest {
       held(free.acquire(WAIT).toCompletableFuture());
     }
     assertEquals(100, free.inFlight());
+    held(free.acquire(WAIT).toCompletableFuture())
+        .release(new ProviderError.Throttled(Duration.ofSeconds(1), "429"));
+    held(free.acquire(WAIT).toCompletableFuture()); // no pause: nothing is shared
     assertEquals(-1, free.permits());
   }
 }
