@@ -503,19 +503,26 @@ public final class SimProviderServer implements AutoCloseable {
     }
     exchange.getResponseHeaders().set("Content-Type", JSON_TYPE);
     headers.forEach((name, value) -> exchange.getResponseHeaders().set(name, value));
+    // the answer is decided: the request is done here before the caller can see the answer (and
+    // start its next call), so what is counted in flight lies within the caller's own call
+    endOfRequest(exchange);
     try {
       exchange.sendResponseHeaders(status, bytes.length);
       try (var out = exchange.getResponseBody()) {
         out.write(bytes);
       }
     } finally {
-      hangUp(exchange);
+      exchange.close();
     }
   }
 
-  /** Closes the exchange; a {@code /v1} request is no longer in flight. */
+  /** Closes the exchange without an answer; a {@code /v1} request is no longer in flight. */
   private static void hangUp(HttpExchange exchange) {
+    endOfRequest(exchange);
     exchange.close();
+  }
+
+  private static void endOfRequest(HttpExchange exchange) {
     Runnable end = END_OF_REQUEST.remove(exchange);
     if (end != null) {
       end.run();

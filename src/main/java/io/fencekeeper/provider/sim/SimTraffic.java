@@ -10,9 +10,9 @@ import java.util.function.LongSupplier;
 
 /**
  * How hard the simulated provider is called, as a provider would measure it: {@code /v1} requests
- * in flight at once (from the moment the server handles one until its answer is written or its
- * connection dropped) and their peak, and how many arrived in each wall-clock second. What a budget
- * promises is checked here, where the calls land.
+ * in flight at once (from the moment the server handles one until its answer is decided, just
+ * before the caller can see it, or its connection dropped) and their peak, and how many arrived in
+ * each wall-clock second. What a budget promises is checked here, where the calls land.
  */
 final class SimTraffic {
 

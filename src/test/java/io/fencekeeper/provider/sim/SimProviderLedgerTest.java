@@ -96,6 +96,15 @@ class SimProviderLedgerTest extends SimOverHttpTest {
   }
 
   @Test
+  void aCallerNeverHasItsAnswerWhileTheSimStillCountsItsRequest() {
+    // else a caller that starts its next call at once is counted twice, and a budget looks broken
+    for (int i = 0; i < 300; i++) {
+      result(provider.plan(item("q-" + i)));
+      assertEquals(0, sim.requestsInFlight(), "after answer " + i);
+    }
+  }
+
+  @Test
   void resetClearsTheLedgerBetweenRuns() {
     ItemId item = item("a-4");
     result(provider.apply(item, writeOff(1), item.idempotencyKey(), 1));
