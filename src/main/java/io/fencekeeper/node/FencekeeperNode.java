@@ -302,6 +302,16 @@ public final class FencekeeperNode implements AutoCloseable {
         PermitLeaser.create(system.address().toString(), pools, keeper, catalog.permitLease()),
         "permit-leaser",
         Props.empty());
+    // a node that stops (leaving, downed, or just terminated) starts no more budgeted calls
+    CoordinatedShutdown.get(system)
+        .addTask(
+            CoordinatedShutdown.PhaseBeforeServiceUnbind(),
+            "close-provider-permits",
+            () -> {
+              pools.values().forEach(PermitPool::close);
+              return CompletableFuture.completedFuture(org.apache.pekko.Done.getInstance());
+            });
+    system.getWhenTerminated().thenRun(() -> pools.values().forEach(PermitPool::close));
     return pools;
   }
 

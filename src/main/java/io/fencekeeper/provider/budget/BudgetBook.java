@@ -42,6 +42,13 @@ final class BudgetBook {
   /** Beyond the lease, before the keeper hands a silent node's permits to others. */
   static final Duration EXPIRY_MARGIN = Duration.ofSeconds(1);
 
+  /**
+   * A node's demand is the most it reported over this long: it rises at once and falls slowly, so
+   * that grants (and rate slots, idle for a second when they move) do not follow every item that
+   * comes and goes.
+   */
+  static final Duration DEMAND_MEMORY = Duration.ofSeconds(3);
+
   /** A run that has not reported for this long is gone (its dispatcher reports every second). */
   static final Duration RUN_SILENCE = Duration.ofSeconds(5);
 
@@ -75,9 +82,19 @@ final class BudgetBook {
     int inFlight;
     int demand;
     long renewedAt;
+    final ArrayDeque<long[]> demands = new ArrayDeque<>();
 
     Holder(String node) {
       this.node = node;
+    }
+
+    /** The most this node reported wanting within the demand memory. */
+    void reported(int demandNow, long nowNanos) {
+      demands.addLast(new long[] {nowNanos, demandNow});
+      while (nowNanos - demands.peekFirst()[0] >= DEMAND_MEMORY.toNanos()) {
+        demands.pollFirst();
+      }
+      demand = demands.stream().mapToInt(d -> (int) d[1]).max().orElse(demandNow);
     }
 
     /** What the node may be using: its report, and every grant sent since the one it covers. */
@@ -186,7 +203,7 @@ final class BudgetBook {
     holder.holding = report.holding();
     holder.rateHolding = report.rateHolding();
     holder.inFlight = report.inFlight();
-    holder.demand = report.demand();
+    holder.reported(report.demand(), nowNanos);
     holder.renewedAt = nowNanos;
     heardFrom.add(report.node());
     if (report.throttled() > 0) {

@@ -1,6 +1,7 @@
 package io.fencekeeper.provider.budget;
 
 import io.fencekeeper.provider.ProviderError;
+import io.fencekeeper.provider.ProviderException;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -62,6 +63,7 @@ public final class PermitPool implements Permits {
 
   // guarded by this
   private boolean limited;
+  private boolean closed;
   private long epoch;
   private long version = -1;
   private int permits;
@@ -121,6 +123,9 @@ public final class PermitPool implements Permits {
     Waiter waiter = new Waiter();
     boolean askKeeper = false;
     synchronized (this) {
+      if (closed && limited) {
+        return CompletableFuture.failedFuture(stopping());
+      }
       long now = nanos.getAsLong();
       if (waiters.isEmpty() && canStart(now)) {
         start(now);
@@ -211,6 +216,31 @@ public final class PermitPool implements Permits {
     if (askKeeper) {
       reportWanted.run();
     }
+  }
+
+  /**
+   * The node is stopping: no call of a provider with a budget starts any more (the calls in flight
+   * end as they do). A keeper that starts counts on a removed member having stopped its pool.
+   */
+  public void close() {
+    List<Waiter> stopped;
+    synchronized (this) {
+      closed = true;
+      if (!limited) {
+        return; // without a budget, calls go as they did before budgets
+      }
+      stopped = new ArrayList<>(waiters);
+      waiters.clear();
+      stopped.forEach(waiter -> waiter.cancelTimeout.run());
+      cancelWakeupLocked();
+    }
+    stopped.forEach(waiter -> waiter.answer.completeExceptionally(stopping()));
+  }
+
+  private ProviderException stopping() {
+    return new ProviderException(
+        new ProviderError.Transient(
+            "no call made: this node is stopping and gave up its permits of " + provider));
   }
 
   private void timedOut(Waiter waiter) {
@@ -360,11 +390,11 @@ public final class PermitPool implements Permits {
 
   /** The grant counts only while a call started now would end before the lease runs out. */
   private int permitsNow(long now) {
-    return leased && now - usableUntil < 0 ? permits : 0;
+    return !closed && leased && now - usableUntil < 0 ? permits : 0;
   }
 
   private int rateNow(long now) {
-    return leased && now - usableUntil < 0 ? Math.max(rate, 0) : 0;
+    return !closed && leased && now - usableUntil < 0 ? Math.max(rate, 0) : 0;
   }
 
   /** What this node may be using: its grant, or more while a shrunk grant drains. */

@@ -160,8 +160,31 @@ class BudgetBookTest {
     tick(book, Set.of("a", "b"));
     assertFalse(book.view(now).recovering());
     // every member reported: from now on the books are complete
-    renew(book, "a", 1, 1, 0);
+    renew(book, "a", 4, 8, 0);
     renew(book, "b", 3, 8, 0);
+    assertEquals(4, granted("a"));
+    assertEquals(4, granted("b"));
+  }
+
+  @Test
+  void aNodesDemandFallsSlowlySoGrantsDoNotChaseEveryItem() {
+    BudgetBook book = running(new ProviderBudget(8, 0));
+    renew(book, "a", 0, 6, 0);
+    renew(book, "b", 0, 6, 0);
+    renew(book, "a", 4, 6, 0);
+    renew(book, "b", 0, 6, 0);
+    assertEquals(4, granted("a"));
+    assertEquals(4, granted("b"));
+    // a's work dips for a moment: its grant stays
+    advance(Duration.ofSeconds(1));
+    renew(book, "a", 4, 1, 0);
+    renew(book, "b", 4, 8, 0);
+    assertEquals(4, granted("a"));
+    // it stays low past the demand memory: now the permits go where the work is
+    advance(BudgetBook.DEMAND_MEMORY);
+    renew(book, "a", 4, 1, 0);
+    renew(book, "a", 1, 1, 0);
+    renew(book, "b", 4, 8, 0);
     assertEquals(1, granted("a"));
     assertEquals(7, granted("b"));
   }

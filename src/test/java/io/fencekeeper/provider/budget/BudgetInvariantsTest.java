@@ -354,10 +354,18 @@ class BudgetInvariantsTest {
                 });
       }
 
-      /** Its calls in flight still end; it makes no more, and is removed two seconds later. */
+      /**
+       * Its calls in flight still end; it makes no more, and is removed two seconds later, having
+       * stopped its pool (as a downed node does before the resolver lets the others move on).
+       */
       void die() {
         alive = false;
-        after(Duration.ofSeconds(2), () -> removed = true);
+        after(
+            Duration.ofSeconds(2),
+            () -> {
+              pool.close();
+              removed = true;
+            });
       }
     }
   }

@@ -179,6 +179,22 @@ class PermitPoolTest {
   }
 
   @Test
+  void aStoppingNodeStartsNoMoreBudgetedCalls() {
+    grant(1, -1);
+    Permits.Permit inFlight = held(acquire());
+    var waiting = acquire();
+    pool.close();
+    assertTrue(waiting.isCompletedExceptionally(), "a waiting call is told the node stops");
+    var later = acquire().toCompletableFuture();
+    assertTrue(later.isCompletedExceptionally());
+    ProviderError error = ProviderError.from(later.handle((ok, failure) -> failure).join());
+    assertTrue(error instanceof ProviderError.Transient, "nothing was sent: " + error);
+    assertEquals(1, pool.mayUse(), "the call in flight still ends as it does");
+    inFlight.release(null);
+    assertEquals(0, pool.mayUse());
+  }
+
+  @Test
   void withoutABudgetEveryCallGoesAtOnce() {
     PermitPool free =
         new PermitPool("default", ProviderBudget.NONE, CALL_TIMEOUT, timer::nanos, timer);
