@@ -27,6 +27,8 @@ public enum ApiEndpoint {
   RELEASE_ITEM("POST", "/api/items/{itemId}/release", true),
   GET_GOVERNOR("GET", "/api/governor", false),
   PUT_GOVERNOR("PUT", "/api/governor", true),
+  LIST_PROVIDERS("GET", "/api/providers", false),
+  PUT_PROVIDER("PUT", "/api/providers/{name}", true),
   METRICS("GET", "/metrics", false),
   OPENAPI("GET", "/api/openapi.yaml", false),
   // the dashboard's live feeds and views ("/api/runs/events" would be read as a run id)

@@ -1,6 +1,7 @@
 package io.fencekeeper.api;
 
 import io.fencekeeper.provider.ProviderError;
+import io.fencekeeper.provider.budget.BudgetView;
 import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.governor.GovernorPolicy;
 import io.fencekeeper.run.governor.GovernorSettings;
@@ -41,6 +42,12 @@ public final class ApiMetrics implements ItemAttempt.AttemptListener {
   private final MultiGauge runUp;
   private final MultiGauge governorRunCap;
   private final MultiGauge governorMode;
+  private final Map<String, BudgetView> providers = new ConcurrentHashMap<>();
+  private final MultiGauge providerBudget;
+  private final MultiGauge providerRate;
+  private final MultiGauge providerGranted;
+  private final MultiGauge providerInFlight;
+  private final MultiGauge providerRunShare;
 
   public ApiMetrics() {
     itemsByStatus =
@@ -65,6 +72,69 @@ public final class ApiMetrics implements ItemAttempt.AttemptListener {
         MultiGauge.builder("fencekeeper.governor.mode")
             .description("1 for the governor's current decision of a run, 0 for the others")
             .register(registry);
+    providerBudget =
+        MultiGauge.builder("fencekeeper.provider.budget.in.flight")
+            .description("A provider's budget of calls at once: the maximum and what is in force")
+            .register(registry);
+    providerRate =
+        MultiGauge.builder("fencekeeper.provider.budget.rate")
+            .description("A provider's budget of calls a second: the maximum and what is in force")
+            .register(registry);
+    providerGranted =
+        MultiGauge.builder("fencekeeper.provider.permits.granted")
+            .description("Permits of a provider's budget granted to the nodes' worker pools")
+            .register(registry);
+    providerInFlight =
+        MultiGauge.builder("fencekeeper.provider.calls.in.flight")
+            .description("Calls of a provider in flight across the cluster, as the nodes reported")
+            .register(registry);
+    providerRunShare =
+        MultiGauge.builder("fencekeeper.provider.run.share")
+            .description("A run's share of its provider's budget (items in flight)")
+            .register(registry);
+  }
+
+  /** Called before each scrape with the budget keeper's view of every provider. */
+  void updateProviders(List<BudgetView> views) {
+    List<MultiGauge.Row<?>> budgetRows = new ArrayList<>();
+    List<MultiGauge.Row<?>> rateRows = new ArrayList<>();
+    List<MultiGauge.Row<?>> grantedRows = new ArrayList<>();
+    List<MultiGauge.Row<?>> inFlightRows = new ArrayList<>();
+    List<MultiGauge.Row<?>> shareRows = new ArrayList<>();
+    for (BudgetView view : views) {
+      Tags provider = Tags.of("provider", view.provider());
+      boolean first = !providers.containsKey(view.provider());
+      providers.put(view.provider(), view);
+      if (view.maxInFlight() > 0) {
+        budgetRows.add(MultiGauge.Row.of(provider.and("kind", "max"), view.maxInFlight()));
+        budgetRows.add(
+            MultiGauge.Row.of(provider.and("kind", "effective"), view.effectiveInFlight()));
+        grantedRows.add(MultiGauge.Row.of(provider, view.granted()));
+      }
+      if (view.maxRate() > 0) {
+        rateRows.add(MultiGauge.Row.of(provider.and("kind", "max"), view.maxRate()));
+        rateRows.add(MultiGauge.Row.of(provider.and("kind", "effective"), view.effectiveRate()));
+      }
+      inFlightRows.add(MultiGauge.Row.of(provider, view.inFlight()));
+      for (BudgetView.Run run : view.runs()) {
+        shareRows.add(MultiGauge.Row.of(provider.and("run", run.runId()), run.share()));
+      }
+      if (first) {
+        String name = view.provider();
+        FunctionCounter.builder(
+                "fencekeeper.provider.budget.throttles",
+                providers,
+                all -> all.containsKey(name) ? all.get(name).throttling().total() : 0)
+            .description("Throttled answers (429 / Retry-After) of a provider, from every caller")
+            .tag("provider", name)
+            .register(registry);
+      }
+    }
+    providerBudget.register(budgetRows, true);
+    providerRate.register(rateRows, true);
+    providerGranted.register(grantedRows, true);
+    providerInFlight.register(inFlightRows, true);
+    providerRunShare.register(shareRows, true);
   }
 
   /** Called before each scrape with the coordinator's current view of every run. */

@@ -13,6 +13,7 @@ import io.fencekeeper.api.web.WebAssets;
 import io.fencekeeper.item.ItemAudit;
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.node.FencekeeperNode;
+import io.fencekeeper.provider.budget.ProviderBudgets;
 import io.fencekeeper.run.RunItemStore;
 import io.fencekeeper.run.RunService;
 import io.fencekeeper.run.governor.GovernorSettings;
@@ -65,7 +66,8 @@ public final class HttpApi {
       ExecutorService blocking,
       ApiMetrics metrics,
       AtomicReference<GovernorSettings> governor,
-      RunIntakeSettings intake) {
+      RunIntakeSettings intake,
+      ProviderBudgets budgets) {
     ObjectMapper mapper = ApiJson.mapper();
     this.settings = settings;
     this.intake = intake;
@@ -99,7 +101,12 @@ public final class HttpApi {
     handlers.put(ApiEndpoint.RELEASE_ITEM, item::release);
     handlers.put(ApiEndpoint.GET_GOVERNOR, ops::getGovernor);
     handlers.put(ApiEndpoint.PUT_GOVERNOR, ops::putGovernor);
-    handlers.put(ApiEndpoint.METRICS, ops::metrics);
+    ProviderEndpoints providers = new ProviderEndpoints(mapper, budgets, metrics);
+    handlers.put(ApiEndpoint.LIST_PROVIDERS, providers::list);
+    handlers.put(ApiEndpoint.PUT_PROVIDER, providers::put);
+    handlers.put(
+        ApiEndpoint.METRICS,
+        call -> providers.refreshMetrics().thenCompose(refreshed -> ops.metrics(call)));
     handlers.put(ApiEndpoint.OPENAPI, ops::openApi);
     // the dashboard's feeds and views
     events =
@@ -169,7 +176,8 @@ public final class HttpApi {
             metrics,
             // the node's configured caps until the coordinator's (PUT /api/governor) are read
             new AtomicReference<>(node.settings().governor()),
-            RunIntakeSettings.fromConfig(system.settings().config()));
+            RunIntakeSettings.fromConfig(system.settings().config()),
+            node.budgets());
     CompletionStage<ServerBinding> binding =
         Http.get(system)
             .newServerAt(settings.host(), settings.port())

@@ -35,7 +35,8 @@ import org.apache.pekko.http.scaladsl.model.EntityStreamSizeException;
 final class RunEndpoints {
 
   private static final Set<String> CREATE_FIELDS =
-      Set.of("job", "businessDate", "deadline", "maxAttempts", "maxFailedItems", "scope");
+      Set.of(
+          "job", "businessDate", "deadline", "maxAttempts", "maxFailedItems", "scope", "provider");
 
   private final ObjectMapper mapper;
   private final RunService runs;
@@ -77,8 +78,9 @@ final class RunEndpoints {
     int maxAttempts = body.optionalInt("maxAttempts", 1, 100, 5);
     int maxFailedItems = body.optionalInt("maxFailedItems", 0, Integer.MAX_VALUE, 0);
     Scope scope = scope(body.requireObject("scope"));
+    String provider = body.optionalString("provider", 63).orElse(null);
     RunRequest request =
-        new RunRequest(job, businessDate, scope, deadline, maxAttempts, maxFailedItems);
+        new RunRequest(job, businessDate, scope, deadline, maxAttempts, maxFailedItems, provider);
     return runs.create(request, null, intake.createWait()).handle(this::created);
   }
 

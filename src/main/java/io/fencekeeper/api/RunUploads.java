@@ -34,7 +34,7 @@ final class RunUploads {
   static final String PATH = "/api/runs";
 
   private static final Set<String> PARAMETERS =
-      Set.of("job", "businessDate", "deadline", "maxAttempts", "maxFailedItems");
+      Set.of("job", "businessDate", "deadline", "maxAttempts", "maxFailedItems", "provider");
 
   private RunUploads() {}
 
@@ -102,8 +102,15 @@ final class RunUploads {
     }
     int maxAttempts = optionalInt(query, "maxAttempts", 1, 100, 5);
     int maxFailedItems = optionalInt(query, "maxFailedItems", 0, Integer.MAX_VALUE, 0);
+    String provider = query.get("provider");
     return new RunRequest(
-        job, businessDate, new Scope.Upload(), deadline, maxAttempts, maxFailedItems);
+        job,
+        businessDate,
+        new Scope.Upload(),
+        deadline,
+        maxAttempts,
+        maxFailedItems,
+        provider == null || provider.isEmpty() ? null : provider);
   }
 
   private static String required(Map<String, String> query, String name) {

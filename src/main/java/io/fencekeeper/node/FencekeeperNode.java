@@ -8,6 +8,12 @@ import io.fencekeeper.item.ShardedItems;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.journal.JournalDatabase;
 import io.fencekeeper.provider.Provider;
+import io.fencekeeper.provider.ProviderName;
+import io.fencekeeper.provider.budget.BudgetKeeper;
+import io.fencekeeper.provider.budget.PermitLeaser;
+import io.fencekeeper.provider.budget.PermitPool;
+import io.fencekeeper.provider.budget.ProviderBudgets;
+import io.fencekeeper.provider.factory.ProviderCatalog;
 import io.fencekeeper.provider.factory.ProviderFactory;
 import io.fencekeeper.provider.sim.SimProviderServer;
 import io.fencekeeper.run.RunCoordinator;
@@ -26,6 +32,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -66,7 +73,8 @@ public final class FencekeeperNode implements AutoCloseable {
   private final ActorRef<RunCoordinator.Command> coordinator;
   private final RunItemStore runItems;
   private final ScheduleKeeper schedules;
-  private final Optional<ProviderFactory.Started> provider;
+  private final Map<String, ProviderFactory.Started> providers;
+  private final ProviderBudgets budgets;
 
   private FencekeeperNode(
       ActorSystem<Void> system,
@@ -78,7 +86,8 @@ public final class FencekeeperNode implements AutoCloseable {
       ActorRef<RunCoordinator.Command> coordinator,
       RunItemStore runItems,
       ScheduleKeeper schedules,
-      Optional<ProviderFactory.Started> provider) {
+      Map<String, ProviderFactory.Started> providers,
+      ProviderBudgets budgets) {
     this.system = system;
     this.settings = settings;
     this.database = database;
@@ -88,7 +97,8 @@ public final class FencekeeperNode implements AutoCloseable {
     this.coordinator = coordinator;
     this.runItems = runItems;
     this.schedules = schedules;
-    this.provider = provider;
+    this.providers = providers;
+    this.budgets = budgets;
   }
 
   /** How to start a node; tests replace the clock, the provider or the item gateway. */
@@ -111,7 +121,7 @@ public final class FencekeeperNode implements AutoCloseable {
       return this;
     }
 
-    /** A provider instead of the one {@code fencekeeper.provider} describes. */
+    /** The default provider, instead of the one {@code fencekeeper.provider} describes. */
     public Builder provider(Provider provider) {
       this.provider = provider;
       return this;
@@ -170,6 +180,12 @@ public final class FencekeeperNode implements AutoCloseable {
     ExecutorService blocking = blockingExecutor();
     RunItemStore runItems = new RunItemStore(database);
     ItemGateway items = new ShardedItems(system, itemAskTimeout(settings.lease()));
+    ProviderCatalog catalog = ProviderCatalog.fromConfig(b.config);
+    ActorRef<BudgetKeeper.Command> keeper =
+        BudgetKeeper.initSingleton(
+            system,
+            new BudgetKeeper.Settings(
+                catalog.budgets(), catalog.permitLease(), catalog.decreaseCooldown()));
     ActorRef<RunCoordinator.Command> coordinator =
         RunCoordinator.initSingleton(
             system,
@@ -180,7 +196,8 @@ public final class FencekeeperNode implements AutoCloseable {
                 blocking,
                 settings.lease(),
                 OFFER_GRACE,
-                b.governor != null ? b.governor : settings.governor()));
+                b.governor != null ? b.governor : settings.governor(),
+                Optional.of(keeper)));
     RunService runs =
         new RunService(
             system,
@@ -191,11 +208,18 @@ public final class FencekeeperNode implements AutoCloseable {
             blocking,
             Duration.ofSeconds(30),
             b.clock,
-            settings.maxRunLength());
-    Optional<ProviderFactory.Started> provider = startWorkers(b, settings, system, items);
+            settings.maxRunLength(),
+            catalog.entries().keySet());
+    Map<String, PermitPool> pools = permitPools(system, catalog, keeper);
+    Map<String, ProviderFactory.Started> providers =
+        startWorkers(b, settings, system, items, catalog, pools);
     ScheduleKeeper schedules = reviewSchedules(b, system, runs);
     joinCluster(system, settings);
-    closeOnShutdown(system, b.provider == null ? provider : Optional.empty(), runItems, blocking);
+    Map<String, ProviderFactory.Started> owned = new TreeMap<>(providers);
+    if (b.provider != null) {
+      owned.remove(ProviderName.DEFAULT); // the caller's provider stays the caller's to close
+    }
+    closeOnShutdown(system, owned, runItems, blocking);
     return new FencekeeperNode(
         system,
         settings,
@@ -206,7 +230,8 @@ public final class FencekeeperNode implements AutoCloseable {
         coordinator,
         runItems,
         schedules,
-        provider);
+        providers,
+        new ProviderBudgets(system, keeper, pools, Duration.ofSeconds(10)));
   }
 
   /** How long an offer outlives its lease before the dispatcher hands the item out again. */
@@ -253,31 +278,89 @@ public final class FencekeeperNode implements AutoCloseable {
     return third.compareTo(Duration.ofSeconds(15)) > 0 ? Duration.ofSeconds(15) : third;
   }
 
-  /** This node's worker pool, unless it only coordinates; the provider is built only for it. */
-  private static Optional<ProviderFactory.Started> startWorkers(
-      Builder b, NodeSettings settings, ActorSystem<Void> system, ItemGateway items) {
+  /**
+   * This node's permits of every provider, renewed with the budget keeper (docs/design.md,
+   * "Provider budgets"). Every node reports, workers or not: a keeper that starts waits to hear
+   * from every member before it grants anew.
+   */
+  private static Map<String, PermitPool> permitPools(
+      ActorSystem<Void> system, ProviderCatalog catalog, ActorRef<BudgetKeeper.Command> keeper) {
+    Map<String, PermitPool> pools = new TreeMap<>();
+    PermitPool.Timer timer =
+        (delay, task) ->
+            system.scheduler().scheduleOnce(delay, task, system.executionContext())::cancel;
+    catalog
+        .entries()
+        .forEach(
+            (name, entry) ->
+                pools.put(
+                    name,
+                    new PermitPool(
+                        name,
+                        entry.budget(),
+                        entry.settings().requestTimeout(),
+                        System::nanoTime,
+                        timer)));
+    system.systemActorOf(
+        PermitLeaser.create(system.address().toString(), pools, keeper, catalog.permitLease()),
+        "permit-leaser",
+        Props.empty());
+    // a node that stops (leaving, downed, or just terminated) starts no more budgeted calls
+    CoordinatedShutdown.get(system)
+        .addTask(
+            CoordinatedShutdown.PhaseBeforeServiceUnbind(),
+            "close-provider-permits",
+            () -> {
+              pools.values().forEach(PermitPool::close);
+              return CompletableFuture.completedFuture(org.apache.pekko.Done.getInstance());
+            });
+    system.getWhenTerminated().thenRun(() -> pools.values().forEach(PermitPool::close));
+    return pools;
+  }
+
+  /**
+   * This node's worker pool, unless it only coordinates: one provider per name (built only for the
+   * workers), each call through its permits.
+   */
+  private static Map<String, ProviderFactory.Started> startWorkers(
+      Builder b,
+      NodeSettings settings,
+      ActorSystem<Void> system,
+      ItemGateway items,
+      ProviderCatalog catalog,
+      Map<String, PermitPool> pools) {
     int workers = b.workers != null ? b.workers : settings.workers();
     if (workers <= 0) {
-      return Optional.empty();
+      return Map.of();
     }
-    ProviderFactory.Started provider =
-        b.provider != null
-            ? new ProviderFactory.Started(b.provider, Optional.empty())
-            : ProviderFactory.start(settings.provider());
-    ItemAttempt.Context attempts =
-        new ItemAttempt.Context(
-            b.workerGateway.apply(items),
-            provider.provider(),
-            b.clock,
-            system.scheduler(),
-            system.executionContext(),
-            Backoff.defaults(),
-            b.attemptListener);
+    Map<String, ProviderFactory.Started> providers = new TreeMap<>();
+    Map<String, ItemAttempt.Context> attempts = new TreeMap<>();
+    catalog
+        .entries()
+        .forEach(
+            (name, entry) -> {
+              ProviderFactory.Started provider =
+                  name.equals(ProviderName.DEFAULT) && b.provider != null
+                      ? new ProviderFactory.Started(b.provider, Optional.empty())
+                      : ProviderFactory.start(entry.settings());
+              providers.put(name, provider);
+              attempts.put(
+                  name,
+                  new ItemAttempt.Context(
+                      b.workerGateway.apply(items),
+                      provider.provider(),
+                      b.clock,
+                      system.scheduler(),
+                      system.executionContext(),
+                      Backoff.defaults(),
+                      b.attemptListener,
+                      pools.get(name)));
+            });
     system.systemActorOf(
         WorkerPool.create(workers, system.address().toString(), attempts),
         "worker-pool",
         Props.empty());
-    return Optional.of(provider);
+    return providers;
   }
 
   /** Nightly schedules: at start-up (catch-up of a firing missed while down) and every 30 s. */
@@ -314,7 +397,7 @@ public final class FencekeeperNode implements AutoCloseable {
   /** After the journal flushed its last write (coordinated shutdown), the pools close. */
   private static void closeOnShutdown(
       ActorSystem<Void> system,
-      Optional<ProviderFactory.Started> ownedProvider,
+      Map<String, ProviderFactory.Started> ownedProviders,
       RunItemStore runItems,
       ExecutorService blocking) {
     CoordinatedShutdown.get(system)
@@ -322,7 +405,7 @@ public final class FencekeeperNode implements AutoCloseable {
             CoordinatedShutdown.PhaseBeforeActorSystemTerminate(),
             "close-fencekeeper-resources",
             () -> {
-              ownedProvider.ifPresent(p -> p.provider().close());
+              ownedProviders.values().forEach(p -> p.provider().close());
               runItems.close();
               blocking.shutdown();
               return CompletableFuture.completedFuture(org.apache.pekko.Done.getInstance());
@@ -401,14 +484,25 @@ public final class FencekeeperNode implements AutoCloseable {
     return clock;
   }
 
-  /** The provider of this node's workers; empty on a node that only coordinates. */
+  /** The default provider of this node's workers; empty on a node that only coordinates. */
   public Optional<Provider> provider() {
-    return provider.map(ProviderFactory.Started::provider);
+    return provider(ProviderName.DEFAULT);
   }
 
-  /** The embedded simulated provider's server, when this node's provider is {@code sim}. */
+  /** The provider of this name of this node's workers; empty on a node that only coordinates. */
+  public Optional<Provider> provider(String name) {
+    return Optional.ofNullable(providers.get(name)).map(ProviderFactory.Started::provider);
+  }
+
+  /** The embedded simulated provider's server, when this node's default provider is {@code sim}. */
   public Optional<SimProviderServer> simProvider() {
-    return provider.flatMap(ProviderFactory.Started::sim);
+    return Optional.ofNullable(providers.get(ProviderName.DEFAULT))
+        .flatMap(ProviderFactory.Started::sim);
+  }
+
+  /** The providers' budgets: the keeper's view, an operator's change, this node's permits. */
+  public ProviderBudgets budgets() {
+    return budgets;
   }
 
   /** Coordinated shutdown: leaves the cluster, hands shards over, flushes the journal. */

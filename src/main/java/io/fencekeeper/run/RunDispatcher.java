@@ -2,6 +2,8 @@ package io.fencekeeper.run;
 
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.WorkItem;
+import io.fencekeeper.provider.budget.BudgetKeeper;
+import io.fencekeeper.provider.budget.RunShare;
 import io.fencekeeper.run.governor.GovernorPolicy;
 import io.fencekeeper.run.governor.GovernorSettings;
 import io.fencekeeper.run.governor.RunGovernor;
@@ -17,6 +19,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import org.apache.pekko.actor.typed.ActorRef;
@@ -72,13 +75,16 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
 
   record SweepFinished() implements Command {}
 
+  /** The run's share of its provider's budget, from the budget keeper. */
+  record ShareGranted(BudgetKeeper.Share share) implements Command {}
+
   /** Sent to the coordinator at every tick. */
   public record ProgressReport(String runId, RunProgress progress) {}
 
   /** Sent to the coordinator once, when the run has ended. */
   public record Finished(String runId, RunState state, RunProgress progress, String reason) {}
 
-  /** What the dispatcher needs from the node. */
+  /** What the dispatcher needs from the node; {@code budgets}: the provider budget keeper. */
   public record Dependencies(
       Clock clock,
       RunItemStore store,
@@ -86,7 +92,21 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
       Executor blocking,
       Duration lease,
       Duration offerGrace,
-      GovernorSettings governor) {}
+      GovernorSettings governor,
+      Optional<ActorRef<BudgetKeeper.Command>> budgets) {
+
+    /** Without provider budgets: the governor alone caps the run. */
+    public Dependencies(
+        Clock clock,
+        RunItemStore store,
+        ItemGateway items,
+        Executor blocking,
+        Duration lease,
+        Duration offerGrace,
+        GovernorSettings governor) {
+      this(clock, store, items, blocking, lease, offerGrace, governor, Optional.empty());
+    }
+  }
 
   public static Behavior<ToDispatcher> create(
       RunRecord run,
@@ -115,6 +135,7 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
   private final WorkQueue queue;
   private final QuarantinedItems quarantined;
   private final RunGovernor governor;
+  private final RunShare share;
   private final ProgressMeter meter = new ProgressMeter();
   private final ArrayDeque<RequestWork> demand = new ArrayDeque<>();
 
@@ -146,6 +167,13 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
     this.queue = new WorkQueue(board);
     this.quarantined = new QuarantinedItems(board);
     this.governor = new RunGovernor(governorSettings, startedAt);
+    this.share =
+        new RunShare(
+            run.request().providerName(),
+            run.runId(),
+            deps.budgets(),
+            ctx.messageAdapter(BudgetKeeper.Share.class, ShareGranted::new));
+    share.report(governor.cap(), false, System.nanoTime());
     var receptionist = ctx.getSystem().receptionist();
     receptionist.tell(Receptionist.register(WorkProtocol.SERVICE_KEY, ctx.getSelf()));
     receptionist.tell(Receptionist.register(WorkProtocol.serviceKeyOf(run.runId()), ctx.getSelf()));
@@ -169,6 +197,13 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
         .onMessage(Stop.class, this::onStop)
         .onMessage(ItemSettledBySweep.class, this::onItemSettledBySweep)
         .onMessage(SweepFinished.class, this::onSweepFinished)
+        .onMessage(
+            ShareGranted.class,
+            granted -> {
+              share.granted(granted.share());
+              serveDemand();
+              return this;
+            })
         .build();
   }
 
@@ -193,15 +228,21 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
       return; // past the deadline nothing new starts; the coordinator's stop follows
     }
     queue.releaseDue(now);
-    while (!demand.isEmpty() && queue.hasReady() && queue.inFlight() < governor.cap()) {
+    // the governor's cap, within the run's share of its provider's budget
+    int cap = share.capOf(governor.cap());
+    while (!demand.isEmpty() && queue.hasReady() && queue.inFlight() < cap) {
       RequestWork request = demand.poll();
-      int allowed = Math.min(request.max(), governor.cap() - queue.inFlight());
+      int allowed = Math.min(request.max(), cap - queue.inFlight());
       List<WorkOffer> offers =
           queue.take(allowed, now).stream()
               .map(
                   ref ->
                       new WorkOffer(
-                          ref.seq(), ref.itemId(), run.request().maxAttempts(), deps.lease()))
+                          ref.seq(),
+                          ref.itemId(),
+                          run.request().maxAttempts(),
+                          deps.lease(),
+                          run.request().provider()))
               .toList();
       if (offers.isEmpty()) {
         demand.addFirst(request);
@@ -422,6 +463,10 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
               p.itemsPerSecond(),
               p.backlogAgeSeconds())
           .ifPresent(this::logDecision);
+      share.report(
+          (int) Math.min(governor.cap(), p.counts().pending() + p.counts().leased()),
+          governor.decision().mode() == GovernorPolicy.Mode.BURST,
+          System.nanoTime());
     }
     progressTo.tell(new ProgressReport(run.runId(), progress()));
     if (stopping == null) {
@@ -588,6 +633,7 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
     finished = true;
     flushStatuses();
     deregister();
+    share.leave();
     finishedTo.tell(new Finished(run.runId(), state, progress(), reason));
     stopping = stopping == null ? new Stop(reason, false) : stopping;
     timers.cancelAll();

@@ -2,24 +2,46 @@ package io.fencekeeper.run;
 
 import io.fencekeeper.CborSerializable;
 import io.fencekeeper.item.ItemId;
+import io.fencekeeper.provider.ProviderName;
 import io.fencekeeper.run.scope.Scope;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.List;
 
-/** What a caller asks for when creating a run; two requests for one run must be equal. */
+/**
+ * What a caller asks for when creating a run; two requests for one run must be equal. {@code
+ * provider} names the provider the run calls (null: the default one, as in runs journaled before
+ * providers had names).
+ */
 public record RunRequest(
     String job,
     LocalDate businessDate,
     Scope scope,
     Instant deadline,
     int maxAttempts,
-    int maxFailedItems)
+    int maxFailedItems,
+    String provider)
     implements CborSerializable {
+
+  /** A run of the default provider. */
+  public RunRequest(
+      String job,
+      LocalDate businessDate,
+      Scope scope,
+      Instant deadline,
+      int maxAttempts,
+      int maxFailedItems) {
+    this(job, businessDate, scope, deadline, maxAttempts, maxFailedItems, null);
+  }
 
   public String runId() {
     return job + "/" + businessDate;
+  }
+
+  /** The provider the run calls. */
+  public String providerName() {
+    return ProviderName.orDefault(provider);
   }
 
   /** Every problem with the request, each naming its field; empty when it is valid. */
@@ -45,6 +67,9 @@ public record RunRequest(
     if (maxFailedItems < 0) {
       problems.add("maxFailedItems must not be negative, got " + maxFailedItems);
     }
+    if (provider != null) {
+      ProviderName.problem(provider).ifPresent(problems::add);
+    }
     return problems;
   }
 
@@ -62,6 +87,9 @@ public record RunRequest(
     }
     if (maxFailedItems != other.maxFailedItems) {
       differences.add("maxFailedItems (" + other.maxFailedItems + " vs " + maxFailedItems + ")");
+    }
+    if (!providerName().equals(other.providerName())) {
+      differences.add("provider (" + other.providerName() + " vs " + providerName() + ")");
     }
     return differences;
   }

@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
@@ -72,6 +73,7 @@ public final class RunService {
   private final Duration maxRunLength;
   private final StagingTable stagingTable;
   private final RunStaging staging;
+  private final Set<String> providers;
 
   /** {@link #create(RunRequest)} waits for staging to end, however long a scope takes. */
   private static final Duration WAIT_TO_THE_END = Duration.ofDays(365);
@@ -85,8 +87,10 @@ public final class RunService {
       Executor blocking,
       Duration askTimeout,
       Clock clock,
-      Duration maxRunLength) {
+      Duration maxRunLength,
+      Set<String> providers) {
     this.system = system;
+    this.providers = Set.copyOf(providers);
     this.clock = clock;
     this.maxRunLength = maxRunLength;
     this.items = items;
@@ -187,6 +191,16 @@ public final class RunService {
     if (badDeadline.isPresent()) {
       return CompletableFuture.failedFuture(
           new InvalidRunRequest(List.of(badDeadline.get()), "deadline"));
+    }
+    if (!providers.contains(request.providerName())) {
+      return CompletableFuture.failedFuture(
+          new InvalidRunRequest(
+              List.of(
+                  "provider '"
+                      + request.providerName()
+                      + "' is not configured; known: "
+                      + new java.util.TreeSet<>(providers)),
+              "provider"));
     }
     return staging.create(request, upload, patience);
   }

@@ -10,7 +10,7 @@ import java.time.Instant;
  * derived from the items' journaled events ({@link RunSignals}); {@code attempts} is every attempt
  * that ended: the DONE items' completing ones and those that ended without completing. {@code
  * scopeId} names the run's rows in {@code run_item} (for the API's item pages; not shown to
- * clients).
+ * clients); {@code provider} the provider it calls (null while it is being staged).
  */
 public record RunView(
     String runId,
@@ -35,7 +35,8 @@ public record RunView(
     long attempts,
     long quarantines,
     GovernorView governor,
-    String scopeId)
+    String scopeId,
+    String provider)
     implements CborSerializable {
 
   /**
@@ -70,6 +71,7 @@ public record RunView(
         p.counts().done() + signals.attemptsWithoutCompletion(),
         signals.quarantines(),
         p.governor(),
-        run.scopeId());
+        run.scopeId(),
+        run.request().providerName());
   }
 }

@@ -1,5 +1,6 @@
 package io.fencekeeper.run;
 
+import io.fencekeeper.provider.ProviderName;
 import io.fencekeeper.run.scope.Scope;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -58,6 +59,7 @@ final class StagingRows {
         0,
         0,
         null,
+        null,
         null);
   }
 
@@ -85,6 +87,7 @@ final class StagingRows {
         0,
         0,
         null,
+        null,
         null);
   }
 
@@ -106,6 +109,10 @@ final class StagingRows {
     digest.update(utf8.apply(request.deadline().toString()));
     digest.update(utf8.apply(Integer.toString(request.maxAttempts())));
     digest.update(utf8.apply(Integer.toString(request.maxFailedItems())));
+    if (!request.providerName().equals(ProviderName.DEFAULT)) {
+      // runs of the default provider keep the digest they had before providers had names
+      digest.update(utf8.apply("provider " + request.providerName()));
+    }
     Scope scope = request.scope();
     digest.update(utf8.apply(kind(request)));
     if (scope instanceof Scope.Csv csv) {

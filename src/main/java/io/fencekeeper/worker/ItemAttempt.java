@@ -10,7 +10,9 @@ import io.fencekeeper.item.WorkItem.Reply;
 import io.fencekeeper.provider.Plan;
 import io.fencekeeper.provider.Provider;
 import io.fencekeeper.provider.ProviderError;
+import io.fencekeeper.provider.ProviderException;
 import io.fencekeeper.provider.Receipt;
+import io.fencekeeper.provider.budget.Permits;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -46,7 +48,10 @@ public final class ItemAttempt {
    */
   static final int THROTTLED_RETRIES_PER_ATTEMPT = 30;
 
-  /** Everything an attempt needs that is the same for all attempts of a worker pool. */
+  /**
+   * Everything an attempt needs that is the same for all attempts of a worker pool and provider;
+   * {@code permits}: the provider's budget on this node, a permit per call.
+   */
   public record Context(
       ItemGateway items,
       Provider provider,
@@ -54,7 +59,21 @@ public final class ItemAttempt {
       Scheduler scheduler,
       ExecutionContextExecutor executor,
       Backoff backoff,
-      AttemptListener listener) {}
+      AttemptListener listener,
+      Permits permits) {
+
+    /** A provider without a budget. */
+    public Context(
+        ItemGateway items,
+        Provider provider,
+        Clock clock,
+        Scheduler scheduler,
+        ExecutionContextExecutor executor,
+        Backoff backoff,
+        AttemptListener listener) {
+      this(items, provider, clock, scheduler, executor, backoff, listener, Permits.UNLIMITED);
+    }
+  }
 
   /** Observations the governor and metrics care about. */
   public interface AttemptListener {
@@ -355,21 +374,55 @@ public final class ItemAttempt {
     return tenth.compareTo(Duration.ofSeconds(2)) < 0 ? tenth : Duration.ofSeconds(2);
   }
 
+  /** One provider call under a permit of the provider's budget, given back when it ends. */
   private <T> CompletionStage<T> timed(String operation, Supplier<CompletionStage<T>> call) {
-    long start = System.nanoTime();
-    CompletionStage<T> stage;
-    try {
-      stage = call.get();
-    } catch (RuntimeException e) {
-      stage = CompletableFuture.failedFuture(e);
-    }
-    return stage.whenComplete(
-        (value, failure) ->
-            ctx.listener()
-                .providerCall(
-                    operation,
-                    Duration.ofNanos(System.nanoTime() - start),
-                    failure == null ? null : ProviderError.from(failure)));
+    return permit(operation)
+        .thenCompose(
+            permit -> {
+              long start = System.nanoTime();
+              CompletionStage<T> stage;
+              try {
+                stage = call.get();
+              } catch (RuntimeException e) {
+                stage = CompletableFuture.failedFuture(e);
+              }
+              return stage.whenComplete(
+                  (value, failure) -> {
+                    ProviderError error = failure == null ? null : ProviderError.from(failure);
+                    permit.release(error); // a throttled answer slows every caller
+                    ctx.listener()
+                        .providerCall(
+                            operation, Duration.ofNanos(System.nanoTime() - start), error);
+                  });
+            });
+  }
+
+  /**
+   * Waits for a permit while the lease is renewed; a lost lease ends the wait, and a mutation the
+   * lease may no longer outlive is not started (nothing was sent: transient).
+   */
+  private CompletionStage<Permits.Permit> permit(String operation) {
+    return ctx.permits()
+        .acquire(lease.dividedBy(3))
+        .thenCompose(
+            permit -> {
+              boolean leaseTooShort =
+                  operation.equals("apply")
+                      && !ctx.clock().instant().isBefore(leaseExpiresAt.minus(safetyMargin()));
+              if (permit.isPresent() && !cancelled.get() && !leaseTooShort) {
+                return CompletableFuture.completedFuture(permit.get());
+              }
+              permit.ifPresent(p -> p.release(null));
+              if (permit.isEmpty() && !cancelled.get()) {
+                return permit(operation);
+              }
+              return CompletableFuture.<Permits.Permit>failedFuture(
+                  new ProviderException(
+                      new ProviderError.Transient(
+                          "no call made: "
+                              + (cancelled.get() ? "the lease was lost" : "the lease ran short")
+                              + " while waiting for a permit of the provider's budget")));
+            });
   }
 
   private CompletionStage<Void> after(Duration delay) {

@@ -2,6 +2,7 @@ package io.fencekeeper.worker;
 
 import io.fencekeeper.CborSerializable;
 import io.fencekeeper.item.ItemId;
+import io.fencekeeper.provider.ProviderName;
 import java.time.Duration;
 import java.util.List;
 import org.apache.pekko.actor.typed.ActorRef;
@@ -49,9 +50,21 @@ public final class WorkProtocol {
    */
   public record Settled(int seq, AttemptResult result) implements ToDispatcher {}
 
-  /** One item handed to a pool: {@code seq} is its place in the run's scope. */
-  public record WorkOffer(int seq, ItemId itemId, int maxAttempts, Duration lease)
-      implements CborSerializable {}
+  /**
+   * One item handed to a pool: {@code seq} is its place in the run's scope; {@code provider} the
+   * run's provider (null: the default one).
+   */
+  public record WorkOffer(int seq, ItemId itemId, int maxAttempts, Duration lease, String provider)
+      implements CborSerializable {
+
+    public WorkOffer(int seq, ItemId itemId, int maxAttempts, Duration lease) {
+      this(seq, itemId, maxAttempts, lease, null);
+    }
+
+    public String providerName() {
+      return ProviderName.orDefault(provider);
+    }
+  }
 
   /** The answer to a {@link RequestWork}; empty and {@code finished} when the run stopped. */
   public record WorkBatch(

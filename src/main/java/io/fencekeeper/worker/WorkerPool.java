@@ -1,6 +1,7 @@
 package io.fencekeeper.worker;
 
 import io.fencekeeper.CborSerializable;
+import io.fencekeeper.provider.ProviderName;
 import io.fencekeeper.worker.WorkProtocol.RequestWork;
 import io.fencekeeper.worker.WorkProtocol.Settled;
 import io.fencekeeper.worker.WorkProtocol.ToDispatcher;
@@ -47,23 +48,32 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
       implements Command {}
 
   public static Behavior<Command> create(int capacity, String nodeName, ItemAttempt.Context ctx) {
-    return Behaviors.setup(context -> new WorkerPool(context, capacity, nodeName, ctx));
+    return create(capacity, nodeName, Map.of(ProviderName.DEFAULT, ctx));
+  }
+
+  /** {@code attempts}: one context per provider name; a work offer says which one to call. */
+  public static Behavior<Command> create(
+      int capacity, String nodeName, Map<String, ItemAttempt.Context> attempts) {
+    return Behaviors.setup(context -> new WorkerPool(context, capacity, nodeName, attempts));
   }
 
   private final int capacity;
   private final String nodeName;
-  private final ItemAttempt.Context attempts;
+  private final Map<String, ItemAttempt.Context> attempts;
   private final ActorRef<WorkBatch> batchAdapter;
   private final Map<ActorRef<ToDispatcher>, Integer> requested = new HashMap<>();
   private final AtomicLong workerIds = new AtomicLong();
   private int inFlight;
 
   private WorkerPool(
-      ActorContext<Command> context, int capacity, String nodeName, ItemAttempt.Context attempts) {
+      ActorContext<Command> context,
+      int capacity,
+      String nodeName,
+      Map<String, ItemAttempt.Context> attempts) {
     super(context);
     this.capacity = capacity;
     this.nodeName = nodeName;
-    this.attempts = attempts;
+    this.attempts = Map.copyOf(attempts);
     this.batchAdapter = context.messageAdapter(WorkBatch.class, BatchReceived::new);
     ActorRef<Receptionist.Listing> listingAdapter =
         context.messageAdapter(
@@ -118,9 +128,25 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
 
   private void start(ActorRef<ToDispatcher> dispatcher, WorkOffer offer) {
     inFlight++;
+    ItemAttempt.Context provider = attempts.get(offer.providerName());
+    if (provider == null) {
+      // nodes configured with other providers: nothing was claimed, another node may take it
+      getContext()
+          .getLog()
+          .warn("no provider '{}' on this node for {}", offer.providerName(), offer.itemId());
+      getContext()
+          .getSelf()
+          .tell(
+              new AttemptFinished(
+                  dispatcher,
+                  offer.seq(),
+                  new AttemptResult.Abandoned(
+                      "no provider '" + offer.providerName() + "' on " + nodeName)));
+      return;
+    }
     String workerId = nodeName + "/w" + workerIds.incrementAndGet();
     ItemAttempt attempt =
-        new ItemAttempt(attempts, offer.itemId(), workerId, offer.lease(), offer.maxAttempts());
+        new ItemAttempt(provider, offer.itemId(), workerId, offer.lease(), offer.maxAttempts());
     getContext()
         .pipeToSelf(
             attempt.run(),

@@ -65,7 +65,32 @@ export function runView(main, runId) {
       timeline),
     items);
 
+  // the run's provider budget (GET /api/providers), read at most every five seconds
+  let budget = null;
+  let budgetReadAt = 0;
+  async function readBudget() {
+    if (!run.provider || Date.now() - budgetReadAt < 5000) return;
+    budgetReadAt = Date.now();
+    try {
+      const all = await call('/api/providers');
+      budget = (all.providers || []).find((p) => p.provider === run.provider) || null;
+    } catch (error) {
+      budget = null;
+    }
+    renderHead();
+  }
+
+  function providerLine() {
+    if (!budget || !budget.maxInFlight) return run.provider;
+    const rateOf = (n) => (budget.maxRate ? `, ${num(n)} calls/s` : '');
+    const share = (budget.runs || []).find((r) => r.runId === run.runId);
+    return `${run.provider}: ${num(budget.effectiveInFlight)} in flight${rateOf(budget.effectiveRate)}`
+      + ` of ${num(budget.maxInFlight)}${rateOf(budget.maxRate)}`
+      + (share ? `; this run's share ${num(share.share)}` : '');
+  }
+
   function renderHead() {
+    readBudget();
     const facts = [
       ['State', stateBadge(run.state)],
       ['Deadline', h('time', { datetime: run.deadline, title: utc(run.deadline) }, `${time(run.deadline)} (${relative(run.deadline)})`)],
@@ -75,6 +100,7 @@ export function runView(main, runId) {
       ['Started', h('time', { datetime: run.createdAt, title: utc(run.createdAt) }, time(run.createdAt))],
       run.endReason ? ['Why it ended', run.endReason] : null,
       run.resumes ? ['Resumes', num(run.resumes)] : null,
+      run.provider ? ['Provider', providerLine()] : null,
     ].filter(Boolean);
     fill(head,
       h('p', { class: 'outlook-line' }, outlookBadge(run)),

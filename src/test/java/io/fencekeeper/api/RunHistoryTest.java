@@ -39,6 +39,7 @@ class RunHistoryTest {
         0,
         0,
         null,
+        null,
         null);
   }
 

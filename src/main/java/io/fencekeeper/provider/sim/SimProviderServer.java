@@ -21,6 +21,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -51,11 +52,18 @@ public final class SimProviderServer implements AutoCloseable {
   private static final int MAX_BODY_BYTES = 64 * 1024;
   private static final String JSON_TYPE = "application/json";
 
+  /**
+   * What ends each {@code /v1} request's time in flight ({@link SimTraffic}), by exchange (the JDK
+   * server's exchange attributes are shared by every exchange of a context).
+   */
+  private static final Map<HttpExchange, Runnable> END_OF_REQUEST = new ConcurrentHashMap<>();
+
   private final HttpServer server;
   private final ExecutorService requestPool;
   private final ScheduledThreadPoolExecutor scheduler;
   private final RandomGenerator random;
   private final SimLedger ledger = new SimLedger();
+  private final SimTraffic traffic = new SimTraffic(System::currentTimeMillis);
   private volatile SimFaults faults;
   private volatile TokenBucket throttle;
 
@@ -135,6 +143,21 @@ public final class SimProviderServer implements AutoCloseable {
     return ledger.requests();
   }
 
+  /** {@code /v1} requests in flight right now. */
+  public int requestsInFlight() {
+    return traffic.inFlight();
+  }
+
+  /** The most {@code /v1} requests this server has had in flight at once (since a reset). */
+  public int peakInFlight() {
+    return traffic.peakInFlight();
+  }
+
+  /** {@code /v1} requests that arrived in each wall-clock second (epoch seconds), oldest first. */
+  public Map<Long, Long> requestsPerSecond() {
+    return traffic.perSecond();
+  }
+
   /** Whether a request with this key is being processed right now (for key_in_use). */
   public boolean inFlight(String idempotencyKey) {
     return ledger.inFlight(idempotencyKey);
@@ -142,6 +165,7 @@ public final class SimProviderServer implements AutoCloseable {
 
   public void reset() {
     ledger.reset();
+    traffic.reset();
   }
 
   @Override
@@ -162,6 +186,9 @@ public final class SimProviderServer implements AutoCloseable {
   private void route(HttpExchange exchange) throws IOException {
     String path = exchange.getRequestURI().getRawPath();
     String method = exchange.getRequestMethod();
+    if (path.startsWith("/v1/")) {
+      END_OF_REQUEST.put(exchange, traffic.begin());
+    }
     if (path.equals(HttpProtocol.PLANS_PATH)) {
       requireMethod(exchange, "GET", () -> throttledThenDelayed(exchange, () -> onPlan(exchange)));
     } else if (path.equals(HttpProtocol.CLEANUPS_PATH)) {
@@ -188,12 +215,14 @@ public final class SimProviderServer implements AutoCloseable {
       } else {
         requireMethod(exchange, "PUT", () -> onPutFaults(exchange));
       }
+    } else if (path.equals("/admin/stats")) {
+      requireMethod(exchange, "GET", () -> onStats(exchange));
     } else if (path.equals("/admin/reset")) {
       requireMethod(
           exchange,
           "POST",
           () -> {
-            ledger.reset();
+            reset();
             exchange.sendResponseHeaders(204, -1);
             exchange.close();
           });
@@ -256,6 +285,18 @@ public final class SimProviderServer implements AutoCloseable {
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("effects", ledger.effects());
     body.put("requests", ledger.requests());
+    body.put("peakInFlight", traffic.peakInFlight());
+    respond(exchange, 200, body, Map.of());
+  }
+
+  /** The traffic as the provider measures it: in flight now, the peak, requests per second. */
+  private void onStats(HttpExchange exchange) throws IOException {
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("inFlight", traffic.inFlight());
+    body.put("peakInFlight", traffic.peakInFlight());
+    Map<String, Long> perSecond = new LinkedHashMap<>();
+    traffic.perSecond().forEach((second, count) -> perSecond.put(Long.toString(second), count));
+    body.put("requestsPerSecond", perSecond);
     respond(exchange, 200, body, Map.of());
   }
 
@@ -347,9 +388,10 @@ public final class SimProviderServer implements AutoCloseable {
     if (chance(current.timeoutAfterAccept())) {
       // accepted and applied, but the caller never hears about it
       if (current.holdAfterAcceptMs() == 0) {
-        exchange.close();
+        hangUp(exchange);
       } else {
-        scheduler.schedule(exchange::close, current.holdAfterAcceptMs(), TimeUnit.MILLISECONDS);
+        scheduler.schedule(
+            () -> hangUp(exchange), current.holdAfterAcceptMs(), TimeUnit.MILLISECONDS);
       }
       return;
     }
@@ -461,11 +503,30 @@ public final class SimProviderServer implements AutoCloseable {
     }
     exchange.getResponseHeaders().set("Content-Type", JSON_TYPE);
     headers.forEach((name, value) -> exchange.getResponseHeaders().set(name, value));
-    exchange.sendResponseHeaders(status, bytes.length);
-    try (var out = exchange.getResponseBody()) {
-      out.write(bytes);
+    // the answer is decided: the request is done here before the caller can see the answer (and
+    // start its next call), so what is counted in flight lies within the caller's own call
+    endOfRequest(exchange);
+    try {
+      exchange.sendResponseHeaders(status, bytes.length);
+      try (var out = exchange.getResponseBody()) {
+        out.write(bytes);
+      }
+    } finally {
+      exchange.close();
     }
+  }
+
+  /** Closes the exchange without an answer; a {@code /v1} request is no longer in flight. */
+  private static void hangUp(HttpExchange exchange) {
+    endOfRequest(exchange);
     exchange.close();
+  }
+
+  private static void endOfRequest(HttpExchange exchange) {
+    Runnable end = END_OF_REQUEST.remove(exchange);
+    if (end != null) {
+      end.run();
+    }
   }
 
   private static void respondQuietly(HttpExchange exchange, int status, ErrorBody body) {
@@ -473,7 +534,7 @@ public final class SimProviderServer implements AutoCloseable {
       respond(exchange, status, body, Map.of());
     } catch (IOException | RuntimeException e) {
       // headers were already sent or the client is gone: all that is left is to hang up
-      exchange.close();
+      hangUp(exchange);
     }
   }
 

@@ -14,9 +14,12 @@ import io.fencekeeper.item.ItemId;
 import io.fencekeeper.provider.Plan;
 import io.fencekeeper.provider.Receipt;
 import io.fencekeeper.provider.SimOverHttpTest;
+import io.fencekeeper.provider.http.HttpProtocol;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
@@ -55,7 +58,7 @@ class SimProviderLedgerTest extends SimOverHttpTest {
 
     List<String> fields = new ArrayList<>();
     ledger.fieldNames().forEachRemaining(fields::add);
-    assertEquals(List.of("effects", "requests"), fields);
+    assertEquals(List.of("effects", "requests", "peakInFlight"), fields);
     assertEquals(
         Map.of(one.idempotencyKey(), 1, two.idempotencyKey(), 1),
         Map.of(
@@ -63,6 +66,42 @@ class SimProviderLedgerTest extends SimOverHttpTest {
             two.idempotencyKey(), ledger.get("effects").get(two.idempotencyKey()).asInt()));
     assertEquals(2, ledger.get("effects").size());
     assertEquals(3, ledger.get("requests").asLong());
+  }
+
+  @Test
+  void theSimMeasuresCallsInFlightAtOnceAndPerSecondWhereTheyLand() throws Exception {
+    sim.setFaults(SimFaults.NONE.withLatency(300, 0));
+    List<CompletableFuture<Plan>> plans = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      plans.add(provider.plan(item("p-" + i)).toCompletableFuture());
+    }
+    for (CompletableFuture<Plan> plan : plans) {
+      plan.get(10, TimeUnit.SECONDS);
+    }
+    result(provider.plan(item("p-after")));
+
+    assertEquals(5, ledger(sim.baseUrl()).get("peakInFlight").asInt());
+    assertEquals(5, sim.peakInFlight());
+    JsonNode stats =
+        HttpProtocol.json().readTree(raw(sim.baseUrl(), "GET", "/admin/stats", null).body());
+    assertEquals(0, stats.get("inFlight").asInt(), "every answer ended its request");
+    assertEquals(5, stats.get("peakInFlight").asInt());
+    long perSecond = 0;
+    for (JsonNode count : stats.get("requestsPerSecond")) {
+      perSecond += count.asLong();
+    }
+    assertEquals(6, perSecond, "every /v1 request counted in the second it arrived");
+    assertEquals(204, raw(sim.baseUrl(), "POST", "/admin/reset", null).statusCode());
+    assertEquals(0, sim.peakInFlight());
+  }
+
+  @Test
+  void aCallerNeverHasItsAnswerWhileTheSimStillCountsItsRequest() {
+    // else a caller that starts its next call at once is counted twice, and a budget looks broken
+    for (int i = 0; i < 300; i++) {
+      result(provider.plan(item("q-" + i)));
+      assertEquals(0, sim.requestsInFlight(), "after answer " + i);
+    }
   }
 
   @Test
