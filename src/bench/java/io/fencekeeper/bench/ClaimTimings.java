@@ -41,6 +41,11 @@ final class ClaimTimings implements ItemGateway {
             });
   }
 
+  @Override
+  public void claimAbandoned(ItemId item, String workerId) {
+    items.claimAbandoned(item, workerId);
+  }
+
   /** Forgets the samples so far (the warm-up's); claims still in flight may land afterwards. */
   void reset() {
     next.set(0);

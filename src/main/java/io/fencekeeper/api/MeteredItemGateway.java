@@ -63,6 +63,11 @@ public final class MeteredItemGateway implements ItemGateway {
   }
 
   @Override
+  public void claimAbandoned(ItemId item, String workerId) {
+    delegate.claimAbandoned(item, workerId);
+  }
+
+  @Override
   public CompletionStage<Reply> renew(ItemId item, String workerId, long token, Duration lease) {
     return observe("renew", () -> delegate.renew(item, workerId, token, lease));
   }

@@ -12,7 +12,18 @@ import java.util.concurrent.CompletionStage;
  */
 public interface ItemGateway {
 
+  /**
+   * A claim; its answer is awaited for a short time only (a healthy item answers in milliseconds),
+   * so a worker does not sit on an item whose node died. After a failed stage, call {@link
+   * #claimAbandoned}.
+   */
   CompletionStage<Reply> claim(ItemId item, String workerId, Duration lease, int maxAttempts);
+
+  /**
+   * Tells the item, without waiting, that the worker gave up on its claim's answer: a claim that
+   * was granted after all goes back at once.
+   */
+  void claimAbandoned(ItemId item, String workerId);
 
   // the lease holder's commands name the worker that holds the lease and its token
 

@@ -16,27 +16,45 @@ public final class ShardedItems implements ItemGateway {
 
   private final ClusterSharding sharding;
   private final Duration askTimeout;
+  private final Duration claimTimeout;
   private final Executor executor;
+  private final ActorRef<Reply> nobody;
 
-  public ShardedItems(ActorSystem<?> system, Duration askTimeout) {
+  /**
+   * {@code askTimeout} for a lease holder's commands (it may retry them until its lease ends);
+   * {@code claimTimeout}, shorter, for claims (nothing depends on one yet).
+   */
+  public ShardedItems(ActorSystem<?> system, Duration askTimeout, Duration claimTimeout) {
     this.sharding = ClusterSharding.get(system);
     this.executor = system.executionContext();
     this.askTimeout = askTimeout;
+    this.claimTimeout = claimTimeout;
+    this.nobody = system.ignoreRef();
   }
 
   private CompletionStage<Reply> ask(
       ItemId item, Function<ActorRef<Reply>, WorkItem.Command> command) {
+    return ask(item, command, askTimeout);
+  }
+
+  private CompletionStage<Reply> ask(
+      ItemId item, Function<ActorRef<Reply>, WorkItem.Command> command, Duration timeout) {
     return Stages.on(
-        sharding
-            .entityRefFor(WorkItem.ENTITY_TYPE_KEY, item.value())
-            .ask(command::apply, askTimeout),
+        sharding.entityRefFor(WorkItem.ENTITY_TYPE_KEY, item.value()).ask(command::apply, timeout),
         executor);
   }
 
   @Override
   public CompletionStage<Reply> claim(
       ItemId item, String workerId, Duration lease, int maxAttempts) {
-    return ask(item, r -> new WorkItem.Claim(workerId, lease, maxAttempts, r));
+    return ask(item, r -> new WorkItem.Claim(workerId, lease, maxAttempts, r), claimTimeout);
+  }
+
+  @Override
+  public void claimAbandoned(ItemId item, String workerId) {
+    sharding
+        .entityRefFor(WorkItem.ENTITY_TYPE_KEY, item.value())
+        .tell(new WorkItem.ClaimAbandoned(workerId, nobody));
   }
 
   @Override

@@ -40,23 +40,29 @@ public final class WorkItem
   public static final EntityTypeKey<Command> ENTITY_TYPE_KEY =
       EntityTypeKey.create(Command.class, "WorkItem");
 
-  /** Registers the entity with Cluster Sharding on this node. */
-  public static void init(ActorSystem<?> system, Clock clock, Settings settings) {
+  /**
+   * Registers the entity with Cluster Sharding on this node, with the shard extractor of {@code
+   * shards}, so that what the node knows of shard homes is about the shards items really are in.
+   */
+  public static void init(
+      ActorSystem<?> system, Clock clock, Settings settings, ItemShards shards) {
     ClusterSharding.get(system)
         .init(
             Entity.of(
-                ENTITY_TYPE_KEY,
-                context ->
-                    Behaviors.setup(
-                        actor -> {
-                          // a named logger: otherwise Pekko walks the stack to find one, per entity
-                          actor.setLoggerName(WorkItem.class);
-                          return new WorkItem(
-                              ItemId.parse(context.getEntityId()),
-                              clock,
-                              settings,
-                              () -> context.getShard().tell(new Passivate<>(actor.getSelf())));
-                        })));
+                    ENTITY_TYPE_KEY,
+                    context ->
+                        Behaviors.setup(
+                            actor -> {
+                              // a named logger: otherwise Pekko walks the stack to find one, per
+                              // entity
+                              actor.setLoggerName(WorkItem.class);
+                              return new WorkItem(
+                                  ItemId.parse(context.getEntityId()),
+                                  clock,
+                                  settings,
+                                  () -> context.getShard().tell(new Passivate<>(actor.getSelf())));
+                            }))
+                .withMessageExtractor(shards.extractor()));
   }
 
   public static Behavior<Command> create(ItemId itemId, Clock clock, Settings settings) {
@@ -145,7 +151,7 @@ public final class WorkItem
       implements CborSerializable {}
 
   public sealed interface Command extends CborSerializable
-      permits Claim, LeaseCommand, Close, Reopen, Retry, Get {}
+      permits Claim, ClaimAbandoned, LeaseCommand, Close, Reopen, Retry, Get {}
 
   /** Takes the lease; {@code maxAttempts} is the run's limit, remembered by the item. */
   public record Claim(String workerId, Duration lease, int maxAttempts, ActorRef<Reply> replyTo)
@@ -217,6 +223,13 @@ public final class WorkItem
 
   public record Release(String workerId, long token, ActorRef<Reply> replyTo)
       implements LeaseCommand {}
+
+  /**
+   * The worker gave up waiting for the answer to its claim (the item's node did not answer in
+   * time). If the claim was granted after all, the lease goes back at once instead of blocking the
+   * item for a whole lease: the worker never learnt its token, so it did nothing with it.
+   */
+  public record ClaimAbandoned(String workerId, ActorRef<Reply> replyTo) implements Command {}
 
   /** From the coordinator: deadline or cancel. Bumps the token to fence off in-flight workers. */
   public record Close(String reason, ActorRef<Reply> replyTo) implements Command {}
@@ -725,6 +738,7 @@ public final class WorkItem
         .onCommand(RecordEffectAndComplete.class, this::onRecordEffectAndComplete)
         .onCommand(Fail.class, this::onFail)
         .onCommand(Release.class, this::onRelease)
+        .onCommand(ClaimAbandoned.class, this::onClaimAbandoned)
         .onCommand(Close.class, this::onClose)
         .onCommand(Reopen.class, this::onReopen)
         .onCommand(Retry.class, this::onRetry)
@@ -995,6 +1009,19 @@ public final class WorkItem
     }
     return Effect()
         .persist(new LeaseReleased(cmd.token(), now))
+        .thenReply(cmd.replyTo(), this::accepted);
+  }
+
+  private ReplyEffect<Event, State> onClaimAbandoned(State state, ClaimAbandoned cmd) {
+    boolean grantedToIt =
+        state.status() == Status.LEASED
+            && state.owner().equals(cmd.workerId())
+            && !state.outcomeReported();
+    if (!grantedToIt) {
+      return Effect().reply(cmd.replyTo(), accepted(state));
+    }
+    return Effect()
+        .persist(new LeaseReleased(state.token(), clock.instant()))
         .thenReply(cmd.replyTo(), this::accepted);
   }
 

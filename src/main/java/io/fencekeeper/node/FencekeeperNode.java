@@ -4,6 +4,8 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigValueFactory;
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.ItemShards;
+import io.fencekeeper.item.ShardWatch;
 import io.fencekeeper.item.ShardedItems;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.journal.JournalDatabase;
@@ -173,13 +175,19 @@ public final class FencekeeperNode implements AutoCloseable {
     RemotingExposure.check(b.config);
     JournalDatabase database = migratedJournal(settings);
     ActorSystem<Void> system = startActorSystem(b.config, settings, database);
+    ItemShards shards =
+        new ItemShards(
+            system.settings().config().getInt("pekko.cluster.sharding.number-of-shards"), b.clock);
     WorkItem.init(
         system,
         b.clock,
-        new WorkItem.Settings(settings.maxLease(), settings.quarantineAfterLosses()));
+        new WorkItem.Settings(settings.maxLease(), settings.quarantineAfterLosses()),
+        shards);
+    system.systemActorOf(
+        ShardWatch.create(shards, SHARD_WATCH_EVERY), "shard-watch", Props.empty());
     ExecutorService blocking = blockingExecutor();
     RunItemStore runItems = new RunItemStore(database);
-    ItemGateway items = new ShardedItems(system, itemAskTimeout(settings.lease()));
+    ItemGateway items = new ShardedItems(system, itemAskTimeout(settings.lease()), CLAIM_TIMEOUT);
     ProviderCatalog catalog = ProviderCatalog.fromConfig(b.config);
     ActorRef<BudgetKeeper.Command> keeper =
         BudgetKeeper.initSingleton(
@@ -193,6 +201,7 @@ public final class FencekeeperNode implements AutoCloseable {
                 b.clock,
                 runItems,
                 items,
+                shards,
                 blocking,
                 settings.lease(),
                 OFFER_GRACE,
@@ -212,7 +221,7 @@ public final class FencekeeperNode implements AutoCloseable {
             catalog.entries().keySet());
     Map<String, PermitPool> pools = permitPools(system, catalog, keeper);
     Map<String, ProviderFactory.Started> providers =
-        startWorkers(b, settings, system, items, catalog, pools);
+        startWorkers(b, settings, system, items, shards, catalog, pools);
     ScheduleKeeper schedules = reviewSchedules(b, system, runs);
     joinCluster(system, settings);
     Map<String, ProviderFactory.Started> owned = new TreeMap<>(providers);
@@ -236,6 +245,15 @@ public final class FencekeeperNode implements AutoCloseable {
 
   /** How long an offer outlives its lease before the dispatcher hands the item out again. */
   private static final Duration OFFER_GRACE = Duration.ofSeconds(5);
+
+  /**
+   * How long a worker waits for a claim's answer: a healthy item answers in milliseconds, and a
+   * worker waiting on an item whose node died would hold a slot items on healthy nodes need.
+   */
+  static final Duration CLAIM_TIMEOUT = Duration.ofSeconds(2);
+
+  /** How often a node asks where the item shards live (they move when members come and go). */
+  private static final Duration SHARD_WATCH_EVERY = Duration.ofSeconds(2);
 
   private static JournalDatabase migratedJournal(NodeSettings settings) {
     JournalDatabase database = settings.journalDatabase();
@@ -327,6 +345,7 @@ public final class FencekeeperNode implements AutoCloseable {
       NodeSettings settings,
       ActorSystem<Void> system,
       ItemGateway items,
+      ItemShards shards,
       ProviderCatalog catalog,
       Map<String, PermitPool> pools) {
     int workers = b.workers != null ? b.workers : settings.workers();
@@ -357,7 +376,7 @@ public final class FencekeeperNode implements AutoCloseable {
                       pools.get(name)));
             });
     system.systemActorOf(
-        WorkerPool.create(workers, system.address().toString(), attempts),
+        WorkerPool.create(workers, system.address().toString(), attempts, shards::reachable),
         "worker-pool",
         Props.empty());
     return providers;

@@ -1,6 +1,8 @@
 package io.fencekeeper.run;
 
 import io.fencekeeper.item.ItemGateway;
+import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.ItemShards;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.provider.budget.BudgetKeeper;
 import io.fencekeeper.provider.budget.RunShare;
@@ -22,6 +24,8 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.function.Predicate;
+import org.apache.pekko.actor.Address;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
@@ -30,6 +34,7 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
 import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
+import org.apache.pekko.cluster.typed.Cluster;
 
 /**
  * Hands out the items of one running run to the worker pools that ask for work ({@link
@@ -43,6 +48,12 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
 
   static final int PAGE = 1000;
   static final int LOW_WATER = 500;
+
+  /**
+   * How long a node whose item did not answer a claim gets no more of its items, unless the failure
+   * detector decides first: about its acceptable heartbeat pause.
+   */
+  static final Duration SUSPECT_FOR = Duration.ofSeconds(5);
 
   /** The dispatcher's own messages; pools speak {@link WorkProtocol}. */
   public sealed interface Command extends ToDispatcher {}
@@ -89,6 +100,7 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
       Clock clock,
       RunItemStore store,
       ItemGateway items,
+      ItemShards shards,
       Executor blocking,
       Duration lease,
       Duration offerGrace,
@@ -100,11 +112,12 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
         Clock clock,
         RunItemStore store,
         ItemGateway items,
+        ItemShards shards,
         Executor blocking,
         Duration lease,
         Duration offerGrace,
         GovernorSettings governor) {
-      this(clock, store, items, blocking, lease, offerGrace, governor, Optional.empty());
+      this(clock, store, items, shards, blocking, lease, offerGrace, governor, Optional.empty());
     }
   }
 
@@ -142,6 +155,7 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
   private int nextLoad;
   private boolean loading;
 
+  private final Address self;
   private Stop stopping;
   private boolean finished;
   private boolean registered = true;
@@ -166,6 +180,7 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
     this.board = new StatusBoard(Math.toIntExact(run.itemCount()));
     this.queue = new WorkQueue(board);
     this.quarantined = new QuarantinedItems(board);
+    this.self = Cluster.get(ctx.getSystem()).selfMember().address();
     this.governor = new RunGovernor(governorSettings, startedAt);
     this.share =
         new RunShare(
@@ -228,13 +243,16 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
       return; // past the deadline nothing new starts; the coordinator's stop follows
     }
     queue.releaseDue(now);
-    // the governor's cap, within the run's share of its provider's budget
+    // the governor's cap, within the run's share of its provider's budget; a worker waiting on an
+    // item whose node does not answer is not busy with the provider, so it does not count against
+    // the cap and the run goes on at the pace the healthy nodes allow
     int cap = share.capOf(governor.cap());
-    while (!demand.isEmpty() && queue.hasReady() && queue.inFlight() < cap) {
+    Predicate<WorkQueue.Ref> reachable = ref -> deps.shards().reachable(ref.itemId());
+    while (!demand.isEmpty() && queue.hasReady() && queue.inFlight(reachable) < cap) {
       RequestWork request = demand.poll();
-      int allowed = Math.min(request.max(), cap - queue.inFlight());
+      int allowed = Math.min(request.max(), cap - queue.inFlight(reachable));
       List<WorkOffer> offers =
-          queue.take(allowed, now).stream()
+          queue.take(allowed, now, memberOf(request.replyTo()), reachable).stream()
               .map(
                   ref ->
                       new WorkOffer(
@@ -251,6 +269,12 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
       request.replyTo().tell(batch(offers, false));
     }
     loadMore();
+  }
+
+  /** The node of a pool; a pool on this node has a local address. */
+  private Address memberOf(ActorRef<?> pool) {
+    Address address = pool.path().address();
+    return address.hasLocalScope() ? self : address;
   }
 
   private WorkBatch batch(List<WorkOffer> offers, boolean runFinished) {
@@ -358,6 +382,14 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
       offer.ifPresent(ref -> parkOrRelease(ref, r.at()));
     } else if (result instanceof AttemptResult.Held h) {
       offer.ifPresent(ref -> parkOrRelease(ref, h.until()));
+    } else if (result instanceof AttemptResult.Unanswered) {
+      // its node did not answer: its other items wait until it does or the failure detector
+      // decides; this one is handed out again at once (the worker gave its claim back)
+      offer.ifPresent(
+          ref -> {
+            suspect(ref.itemId());
+            parkOrRelease(ref, now);
+          });
     } else {
       // lost or no answer: whoever holds it now reports, or its lease runs out
       offer.ifPresent(ref -> parkOrRelease(ref, now.plus(deps.lease())));
@@ -444,6 +476,42 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
 
   // --- the periodic tick: offers that never came back, retries due, governor, progress ----------
 
+  /**
+   * A node the failure detector calls unreachable gets no more work and its pools' offers are
+   * handed out again at once: a claim answers with the lease the dead worker holds, and the item is
+   * taken over when that lease expires, not a grace later. Items put aside because their shard was
+   * on an unreachable node go first once it answers again or has left the cluster.
+   */
+  private void followUnreachableNodes(Instant now) {
+    int lost = queue.expireOffersTo(member -> deps.shards().isUnreachable(member));
+    if (lost > 0) {
+      getContext()
+          .getLog()
+          .warn(
+              "run {}: {} items offered to workers on unreachable nodes handed out again",
+              run.runId(),
+              lost);
+    }
+    queue.releaseReachable(ref -> deps.shards().reachable(ref.itemId()));
+  }
+
+  /** Suspects the item's node for a while: its other items wait, this one is offered again. */
+  private void suspect(ItemId item) {
+    deps.shards()
+        .suspect(item, self, SUSPECT_FOR)
+        .ifPresent(
+            member ->
+                getContext()
+                    .getLog()
+                    .warn(
+                        "run {}: a claim on {} was not answered: no work on items of {} for {}"
+                            + " unless the failure detector decides first",
+                        run.runId(),
+                        item.value(),
+                        member,
+                        SUSPECT_FOR));
+  }
+
   private Behavior<ToDispatcher> onTick(Tick tick) {
     if (finished) {
       return this;
@@ -451,6 +519,7 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
     Instant now = deps.clock().instant();
     // an offer outlives its lease only when the pool that took it is gone or stuck
     queue.expireOffersBefore(now.minus(deps.lease()).minus(deps.offerGrace()));
+    followUnreachableNodes(now);
     meter.sample(System.nanoTime(), board.done());
     flushStatuses();
     if (stopping == null) {

@@ -2,6 +2,9 @@ package io.fencekeeper.run;
 
 import io.fencekeeper.CborSerializable;
 import io.fencekeeper.item.WorkItem;
+import java.time.Instant;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * A run's counters, each derived from its items' journaled events (docs/design.md,
@@ -19,6 +22,8 @@ import io.fencekeeper.item.WorkItem;
  *     a completion, so a run's ended attempts are its DONE items plus this
  * @param quarantines items quarantined because their holders vanished attempt after attempt ({@code
  *     ItemQuarantined})
+ * @param takeoversByNode the takeovers by the node whose worker held the lease (the worker id up to
+ *     {@code /w}), with when the first and the last happened: when a node's leases were taken over
  */
 public record RunSignals(
     long staleRejections,
@@ -26,10 +31,46 @@ public record RunSignals(
     long reconciliations,
     long throttledAnswers,
     long attemptsWithoutCompletion,
-    long quarantines)
+    long quarantines,
+    Map<String, NodeTakeovers> takeoversByNode)
     implements CborSerializable {
 
   public static final RunSignals NONE = new RunSignals(0, 0, 0, 0, 0, 0);
+
+  /** Beyond this many nodes (or external lease-API workers), takeovers count under "other". */
+  static final int MAX_NODES = 64;
+
+  public RunSignals {
+    takeoversByNode = takeoversByNode == null ? Map.of() : Map.copyOf(takeoversByNode);
+  }
+
+  public RunSignals(
+      long staleRejections,
+      long takeovers,
+      long reconciliations,
+      long throttledAnswers,
+      long attemptsWithoutCompletion,
+      long quarantines) {
+    this(
+        staleRejections,
+        takeovers,
+        reconciliations,
+        throttledAnswers,
+        attemptsWithoutCompletion,
+        quarantines,
+        Map.of());
+  }
+
+  /** How many leases held by one node's workers were taken over, the first and the last when. */
+  public record NodeTakeovers(long count, Instant first, Instant last) implements CborSerializable {
+
+    NodeTakeovers plus(NodeTakeovers other) {
+      return new NodeTakeovers(
+          count + other.count,
+          first.isBefore(other.first) ? first : other.first,
+          last.isAfter(other.last) ? last : other.last);
+    }
+  }
 
   /** What one journaled item event adds to its run's counters. */
   public static RunSignals of(WorkItem.Event event) {
@@ -37,7 +78,15 @@ public record RunSignals(
       return new RunSignals(1, 0, 0, 0, 0, 0);
     }
     if (event instanceof WorkItem.LeaseGranted granted && granted.previousOwner() != null) {
-      return new RunSignals(0, 1, 0, 0, 1, 0);
+      return new RunSignals(
+          0,
+          1,
+          0,
+          0,
+          1,
+          0,
+          Map.of(
+              nodeOf(granted.previousOwner()), new NodeTakeovers(1, granted.at(), granted.at())));
     }
     if (event instanceof WorkItem.ItemCompleted completed) {
       return new RunSignals(0, 0, completed.reconciled() ? 1 : 0, completed.throttles(), 0, 0);
@@ -67,6 +116,27 @@ public record RunSignals(
     return previousOwner == null ? 0 : 1;
   }
 
+  /** Worker ids of this node's pools are {@code {node address}/w{n}}; others stay whole. */
+  static String nodeOf(String workerId) {
+    int slash = workerId.lastIndexOf("/w");
+    return slash < 0 ? workerId : workerId.substring(0, slash);
+  }
+
+  private static Map<String, NodeTakeovers> merged(
+      Map<String, NodeTakeovers> a, Map<String, NodeTakeovers> b) {
+    if (b.isEmpty()) {
+      return a;
+    }
+    Map<String, NodeTakeovers> all = new TreeMap<>(a);
+    b.forEach(
+        (node, t) ->
+            all.merge(
+                all.containsKey(node) || all.size() < MAX_NODES ? node : "other",
+                t,
+                NodeTakeovers::plus));
+    return all;
+  }
+
   public RunSignals plus(RunSignals other) {
     return new RunSignals(
         staleRejections + other.staleRejections,
@@ -74,10 +144,7 @@ public record RunSignals(
         reconciliations + other.reconciliations,
         throttledAnswers + other.throttledAnswers,
         attemptsWithoutCompletion + other.attemptsWithoutCompletion,
-        quarantines + other.quarantines);
-  }
-
-  public boolean isEmpty() {
-    return equals(NONE);
+        quarantines + other.quarantines,
+        merged(takeoversByNode, other.takeoversByNode));
   }
 }

@@ -3,6 +3,7 @@ package io.fencekeeper.run;
 import io.fencekeeper.CborSerializable;
 import io.fencekeeper.run.governor.GovernorView;
 import java.time.Instant;
+import java.util.Map;
 
 /**
  * A run as operators and the API see it. The counters ({@code staleRejections}, {@code takeovers},
@@ -10,7 +11,9 @@ import java.time.Instant;
  * derived from the items' journaled events ({@link RunSignals}); {@code attempts} is every attempt
  * that ended: the DONE items' completing ones and those that ended without completing. {@code
  * scopeId} names the run's rows in {@code run_item} (for the API's item pages; not shown to
- * clients); {@code provider} the provider it calls (null while it is being staged).
+ * clients); {@code provider} the provider it calls (null while it is being staged); {@code
+ * takeoversByNode} when each node's leases were taken over (a node that died, paused or was cut
+ * off), by node.
  */
 public record RunView(
     String runId,
@@ -34,6 +37,7 @@ public record RunView(
     long throttledAnswers,
     long attempts,
     long quarantines,
+    Map<String, RunSignals.NodeTakeovers> takeoversByNode,
     GovernorView governor,
     String scopeId,
     String provider)
@@ -70,6 +74,7 @@ public record RunView(
         signals.throttledAnswers(),
         p.counts().done() + signals.attemptsWithoutCompletion(),
         signals.quarantines(),
+        signals.takeoversByNode(),
         p.governor(),
         run.scopeId(),
         run.request().providerName());

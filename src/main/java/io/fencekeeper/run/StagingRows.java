@@ -8,6 +8,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Function;
 
 /**
@@ -58,6 +59,7 @@ final class StagingRows {
         0,
         0,
         0,
+        Map.of(),
         null,
         null,
         null);
@@ -86,6 +88,7 @@ final class StagingRows {
         0,
         0,
         0,
+        Map.of(),
         null,
         null,
         null);

@@ -11,6 +11,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.PriorityQueue;
+import java.util.function.Predicate;
+import org.apache.pekko.actor.Address;
 
 /**
  * The items of a run the dispatcher holds in memory: ready to hand out, parked until a time (retry
@@ -24,13 +26,16 @@ final class WorkQueue {
 
   private record Parked(Instant until, Ref ref) {}
 
-  private record Offer(Ref ref, Instant at) {}
+  /** {@code member}: the node of the pool that took it. */
+  private record Offer(Ref ref, Instant at, Address member) {}
 
   private final StatusBoard board;
   private final ArrayDeque<Ref> ready = new ArrayDeque<>();
   private final PriorityQueue<Parked> parked =
       new PriorityQueue<>(Comparator.comparing(Parked::until));
   private final Map<Integer, Offer> offered = new HashMap<>();
+  // items whose shard's node does not answer: handed out again once it does (or is gone)
+  private final List<Ref> blocked = new ArrayList<>();
 
   WorkQueue(StatusBoard board) {
     this.board = board;
@@ -71,19 +76,83 @@ final class WorkQueue {
     readyFirst(due);
   }
 
-  /** Up to {@code max} ready items, now offered; items settled meanwhile are skipped. */
-  List<Ref> take(int max, Instant now) {
+  /**
+   * Up to {@code max} ready items, now offered to a pool on {@code member}; items settled meanwhile
+   * are skipped, and items whose shard cannot answer now are put aside until it can: a worker would
+   * only wait on them while items on healthy shards wait for a worker.
+   */
+  List<Ref> take(int max, Instant now, Address member, Predicate<Ref> reachable) {
     List<Ref> taken = new ArrayList<>(Math.min(max, ready.size()));
     while (taken.size() < max && !ready.isEmpty()) {
       Ref ref = ready.poll();
       if (board.get(ref.seq()) != StatusBoard.READY) {
         continue; // settled by a report from an older offer
       }
+      if (!reachable.test(ref)) {
+        board.mark(ref.seq(), StatusBoard.WAITING);
+        blocked.add(ref);
+        continue;
+      }
       board.mark(ref.seq(), StatusBoard.OFFERED);
-      offered.put(ref.seq(), new Offer(ref, now));
+      offered.put(ref.seq(), new Offer(ref, now, member));
       taken.add(ref);
     }
     return taken;
+  }
+
+  /** Items put aside for their shard that can be reached again go first. */
+  int releaseReachable(Predicate<Ref> reachable) {
+    List<Ref> back = new ArrayList<>();
+    Iterator<Ref> it = blocked.iterator();
+    while (it.hasNext()) {
+      Ref ref = it.next();
+      if (board.get(ref.seq()) != StatusBoard.WAITING) {
+        it.remove(); // settled meanwhile
+      } else if (reachable.test(ref)) {
+        it.remove();
+        back.add(ref);
+      }
+    }
+    readyFirst(back);
+    return back.size();
+  }
+
+  /** Items put aside until their shard answers. */
+  int blockedCount() {
+    return blocked.size();
+  }
+
+  /**
+   * Offers taken by pools on members that are gone (unreachable): their items go ahead of the
+   * others at once rather than after the lease and grace. A claim tells the truth: if the gone
+   * worker's lease still runs, the item waits for exactly that lease, then it is taken over.
+   */
+  int expireOffersTo(Predicate<Address> gone) {
+    List<Ref> lost = new ArrayList<>();
+    Iterator<Offer> it = offered.values().iterator();
+    while (it.hasNext()) {
+      Offer offer = it.next();
+      if (gone.test(offer.member())) {
+        it.remove();
+        if (board.get(offer.ref().seq()) == StatusBoard.OFFERED) {
+          lost.add(offer.ref());
+        }
+      }
+    }
+    lost.sort(Comparator.comparingInt(Ref::seq));
+    readyFirst(lost);
+    return lost.size();
+  }
+
+  /** Offers whose item can be reached: the ones a worker is really busy with. */
+  int inFlight(Predicate<Ref> reachable) {
+    int count = 0;
+    for (Offer offer : offered.values()) {
+      if (reachable.test(offer.ref())) {
+        count++;
+      }
+    }
+    return count;
   }
 
   /** The offer of item {@code seq} came back; empty when it was not (or no longer) offered. */
@@ -138,5 +207,6 @@ final class WorkQueue {
   void clearWaiting() {
     ready.clear();
     parked.clear();
+    blocked.clear();
   }
 }

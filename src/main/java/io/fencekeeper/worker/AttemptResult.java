@@ -19,7 +19,8 @@ import java.time.Instant;
   @JsonSubTypes.Type(value = AttemptResult.Lost.class, name = "lost"),
   @JsonSubTypes.Type(value = AttemptResult.Closed.class, name = "closed"),
   @JsonSubTypes.Type(value = AttemptResult.Quarantined.class, name = "quarantined"),
-  @JsonSubTypes.Type(value = AttemptResult.Abandoned.class, name = "abandoned")
+  @JsonSubTypes.Type(value = AttemptResult.Abandoned.class, name = "abandoned"),
+  @JsonSubTypes.Type(value = AttemptResult.Unanswered.class, name = "unanswered")
 })
 public sealed interface AttemptResult extends CborSerializable
     permits AttemptResult.Done,
@@ -29,7 +30,8 @@ public sealed interface AttemptResult extends CborSerializable
         AttemptResult.Lost,
         AttemptResult.Closed,
         AttemptResult.Quarantined,
-        AttemptResult.Abandoned {
+        AttemptResult.Abandoned,
+        AttemptResult.Unanswered {
 
   /**
    * The item is DONE. Whether it took over a lease or reconciled an effect is in the item's
@@ -57,4 +59,10 @@ public sealed interface AttemptResult extends CborSerializable
 
   /** No answer from the item (timeout, journal failure): nothing is known, wait for the lease. */
   record Abandoned(String reason) implements AttemptResult {}
+
+  /**
+   * The claim was not answered in time: the item's node is dead, cut off or overloaded. Nothing was
+   * done; the worker told the item to give the lease back if it was granted after all.
+   */
+  record Unanswered(String reason) implements AttemptResult {}
 }

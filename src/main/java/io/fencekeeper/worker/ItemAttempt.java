@@ -108,7 +108,16 @@ public final class ItemAttempt {
   public CompletionStage<AttemptResult> run() {
     return ctx.items()
         .claim(item, workerId, lease, maxAttempts)
-        .thenCompose(this::onClaimReply)
+        .handle(
+            (reply, failure) -> {
+              if (failure == null) {
+                return onClaimReply(reply);
+              }
+              ctx.items().claimAbandoned(item, workerId);
+              return CompletableFuture.<AttemptResult>completedFuture(
+                  new AttemptResult.Unanswered("claim not answered: " + rootMessage(failure)));
+            })
+        .thenCompose(result -> result)
         .exceptionally(
             failure -> {
               log.warn("attempt on {} ended without an answer: {}", item, failure.toString());

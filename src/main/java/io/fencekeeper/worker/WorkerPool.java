@@ -1,18 +1,21 @@
 package io.fencekeeper.worker;
 
 import io.fencekeeper.CborSerializable;
+import io.fencekeeper.item.ItemId;
 import io.fencekeeper.provider.ProviderName;
 import io.fencekeeper.worker.WorkProtocol.RequestWork;
 import io.fencekeeper.worker.WorkProtocol.Settled;
 import io.fencekeeper.worker.WorkProtocol.ToDispatcher;
 import io.fencekeeper.worker.WorkProtocol.WorkBatch;
 import io.fencekeeper.worker.WorkProtocol.WorkOffer;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
@@ -44,18 +47,36 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
 
   record BatchReceived(WorkBatch batch) implements Command {}
 
-  record AttemptFinished(ActorRef<ToDispatcher> dispatcher, int seq, AttemptResult result)
+  record AttemptFinished(
+      ActorRef<ToDispatcher> dispatcher, int seq, String workerId, AttemptResult result)
       implements Command {}
 
+  private record Recount() implements Command {}
+
   public static Behavior<Command> create(int capacity, String nodeName, ItemAttempt.Context ctx) {
-    return create(capacity, nodeName, Map.of(ProviderName.DEFAULT, ctx));
+    return create(capacity, nodeName, Map.of(ProviderName.DEFAULT, ctx), item -> true);
   }
 
-  /** {@code attempts}: one context per provider name; a work offer says which one to call. */
+  /**
+   * {@code attempts}: one context per provider name; a work offer says which one to call. {@code
+   * reachable}: whether an item's node answers now (an attempt waiting on one that does not is not
+   * busy with the provider, and does not keep the pool from taking other work).
+   */
   public static Behavior<Command> create(
-      int capacity, String nodeName, Map<String, ItemAttempt.Context> attempts) {
-    return Behaviors.setup(context -> new WorkerPool(context, capacity, nodeName, attempts));
+      int capacity,
+      String nodeName,
+      Map<String, ItemAttempt.Context> attempts,
+      Predicate<ItemId> reachable) {
+    return Behaviors.setup(
+        context ->
+            Behaviors.withTimers(
+                timers -> {
+                  timers.startTimerWithFixedDelay(new Recount(), RECOUNT_EVERY);
+                  return new WorkerPool(context, capacity, nodeName, attempts, reachable);
+                }));
   }
+
+  static final Duration RECOUNT_EVERY = Duration.ofMillis(500);
 
   private final int capacity;
   private final String nodeName;
@@ -63,15 +84,20 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
   private final ActorRef<WorkBatch> batchAdapter;
   private final Map<ActorRef<ToDispatcher>, Integer> requested = new HashMap<>();
   private final AtomicLong workerIds = new AtomicLong();
+  private final Predicate<ItemId> reachable;
+  // the item of every attempt in flight, by worker id
+  private final Map<String, ItemId> running = new HashMap<>();
   private int inFlight;
 
   private WorkerPool(
       ActorContext<Command> context,
       int capacity,
       String nodeName,
-      Map<String, ItemAttempt.Context> attempts) {
+      Map<String, ItemAttempt.Context> attempts,
+      Predicate<ItemId> reachable) {
     super(context);
     this.capacity = capacity;
+    this.reachable = reachable;
     this.nodeName = nodeName;
     this.attempts = Map.copyOf(attempts);
     this.batchAdapter = context.messageAdapter(WorkBatch.class, BatchReceived::new);
@@ -94,6 +120,12 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
         .onMessage(BatchReceived.class, this::onBatch)
         .onMessage(AttemptFinished.class, this::onAttemptFinished)
         .onMessage(GetUse.class, this::onGetUse)
+        .onMessage(
+            Recount.class,
+            recount -> {
+              requestWork();
+              return this;
+            })
         .build();
   }
 
@@ -128,6 +160,7 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
 
   private void start(ActorRef<ToDispatcher> dispatcher, WorkOffer offer) {
     inFlight++;
+    String workerId = nodeName + "/w" + workerIds.incrementAndGet();
     ItemAttempt.Context provider = attempts.get(offer.providerName());
     if (provider == null) {
       // nodes configured with other providers: nothing was claimed, another node may take it
@@ -140,11 +173,12 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
               new AttemptFinished(
                   dispatcher,
                   offer.seq(),
+                  workerId,
                   new AttemptResult.Abandoned(
                       "no provider '" + offer.providerName() + "' on " + nodeName)));
       return;
     }
-    String workerId = nodeName + "/w" + workerIds.incrementAndGet();
+    running.put(workerId, offer.itemId());
     ItemAttempt attempt =
         new ItemAttempt(provider, offer.itemId(), workerId, offer.lease(), offer.maxAttempts());
     getContext()
@@ -154,6 +188,7 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
                 new AttemptFinished(
                     dispatcher,
                     offer.seq(),
+                    workerId,
                     failure == null
                         ? result
                         : new AttemptResult.Abandoned("worker failure: " + failure)));
@@ -161,15 +196,30 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
 
   private Behavior<Command> onAttemptFinished(AttemptFinished finished) {
     inFlight--;
+    running.remove(finished.workerId());
     finished.dispatcher().tell(new Settled(finished.seq(), finished.result()));
     requestWork();
     return this;
   }
 
+  /**
+   * Attempts waiting on an item whose node does not answer (they finish when it does, or when its
+   * shard has moved): up to the capacity, they leave their worker to other items meanwhile.
+   */
+  private int waitingOnUnreachable() {
+    int waiting = 0;
+    for (ItemId item : running.values()) {
+      if (!reachable.test(item)) {
+        waiting++;
+      }
+    }
+    return Math.min(waiting, capacity);
+  }
+
   /** Asks each dispatcher without an open request for a share of the free capacity. */
   private void requestWork() {
     int outstanding = requested.values().stream().mapToInt(Integer::intValue).sum();
-    int free = capacity - inFlight - outstanding;
+    int free = capacity - (inFlight - waitingOnUnreachable()) - outstanding;
     if (free <= 0) {
       return;
     }

@@ -107,6 +107,11 @@ final class DashboardTestNode implements AutoCloseable {
     }
 
     @Override
+    public void claimAbandoned(ItemId item, String workerId) {
+      items.claimAbandoned(item, workerId);
+    }
+
+    @Override
     public CompletionStage<WorkItem.Reply> renew(
         ItemId item, String workerId, long token, Duration lease) {
       return items.renew(item, workerId, token, lease);

@@ -38,6 +38,7 @@ class RunHistoryTest {
         0,
         0,
         0,
+        Map.of(),
         null,
         null,
         null);

@@ -1,82 +1,153 @@
 package io.fencekeeper.cluster;
 
+import static io.fencekeeper.cluster.ClusterFixture.DATE;
 import static io.fencekeeper.cluster.ClusterFixture.accounts;
 import static io.fencekeeper.cluster.ClusterFixture.assertOneEffectPerKey;
 import static io.fencekeeper.cluster.ClusterFixture.awaitDone;
 import static io.fencekeeper.cluster.ClusterFixture.awaitEnded;
 import static io.fencekeeper.cluster.ClusterFixture.createRun;
-import static io.fencekeeper.cluster.ClusterFixture.leasesGranted;
 import static io.fencekeeper.cluster.ClusterFixture.nodeOf;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.fencekeeper.item.ItemAudit;
+import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.run.RunState;
 import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.scope.AccountCursor;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * kill -9 of a node process in the middle of a run: its leases are taken over once they expire, the
- * run completes, the sim process counts one effect per key, and no persistence id has two
- * interleaved writers. Prints the measured takeover time (kill → every lease it held claimed again)
- * with the settings used; docs/design.md, "Performance" asks for lease + 5 s.
+ * kill -9 of a node process in the middle of a run, once a worker node and once the oldest node
+ * (the coordinator's host, so the coordinator moves). The run completes, the sim process counts one
+ * effect per key, and no persistence id has two interleaved writers. Measured from the journal and
+ * printed (docs/cluster.md, "When a node dies"): the completion rate before and after the kill, and
+ * when the leases the dead node held were claimed again; docs/design.md, "Performance" asks for the
+ * survivors at half the rate within 5 s and every lease taken over within lease + 5 s. Only a loose
+ * guard is asserted: figures come from a shared two-core machine.
  */
 class NodeCrashProcessTest {
 
   @Test
-  void killedNodeMidRunIsTakenOverAndEveryKeyTakesEffectOnce() throws Exception {
+  void aWorkerNodeKilledMidRunIsTakenOverAndEveryKeyTakesEffectOnce() throws Exception {
+    killMidRun(2, "worker node");
+  }
+
+  @Test
+  void theOldestNodeKilledMidRunMovesTheCoordinatorAndEveryKeyTakesEffectOnce() throws Exception {
+    killMidRun(0, "oldest node");
+  }
+
+  private void killMidRun(int victimIndex, String what) throws Exception {
     try (ProcessCluster cluster =
-        new ProcessCluster(4, "--latency-ms", "100", "--jitter-ms", "40", "--seed", "3")) {
+        new ProcessCluster(8, "--latency-ms", "30", "--jitter-ms", "10", "--seed", "3")) {
       String job = "kill-9";
-      List<AccountCursor> accounts = accounts(400);
+      List<AccountCursor> accounts = accounts(2500);
       RunView created = createRun(cluster.client, job, accounts);
       awaitDone(
-          cluster.client,
-          created.runId(),
-          100,
-          Duration.ofSeconds(90),
-          "a quarter of the run done");
-      ProcessCluster.NodeProcess victim = cluster.nodes.get(2);
+          cluster.client, created.runId(), 1000, Duration.ofSeconds(120), "40% of the run done");
+      ProcessCluster.NodeProcess victim = cluster.nodes.get(victimIndex);
       Instant killedAt = Instant.now();
       victim.process().destroyForcibly(); // SIGKILL: no leave, no flush, no goodbye
-      victim.process().waitFor();
+      victim.process().waitFor(30, TimeUnit.SECONDS);
 
-      RunView ended = awaitEnded(cluster.client, created.runId(), Duration.ofSeconds(120));
+      RunView ended = awaitEnded(cluster.client, created.runId(), Duration.ofSeconds(180));
       assertEquals(RunState.SUCCEEDED, ended.state(), ended.toString());
       Map<Integer, Integer> histogram =
           assertOneEffectPerKey(cluster.client, job, accounts, cluster.ledger());
       assertEquals(Map.of(), cluster.interleavedWriters(), "A, B, A writers per persistence id");
 
-      List<WorkItem.LeaseGranted> takeovers =
-          leasesGranted(cluster.client, job, accounts).stream()
-              .filter(l -> l.previousOwner() != null)
-              .filter(l -> nodeOf(l.previousOwner()).equals(victim.address()))
-              .toList();
-      assertTrue(!takeovers.isEmpty(), "the killed node held leases that were taken over");
-      Instant lastTakeover =
-          takeovers.stream().map(WorkItem.LeaseGranted::at).max(Instant::compareTo).orElseThrow();
-      Duration takeover = Duration.between(killedAt, lastTakeover);
+      Timeline timeline = Timeline.read(cluster, job, accounts, victim.address());
+      assertTrue(
+          timeline.takeoversOfVictim() > 0, "the killed node held leases that were taken over");
+      Duration takeover = Duration.between(killedAt, timeline.lastTakeoverOfVictim());
+      double before = timeline.rate(killedAt.minusSeconds(5), killedAt);
+      double first5 = timeline.rate(killedAt, killedAt.plusSeconds(5));
+      double next5 = timeline.rate(killedAt.plusSeconds(5), killedAt.plusSeconds(10));
       System.out.printf(
-          "TAKEOVER kill -9 -> all %d leases of the killed node claimed again: %.1f s"
-              + " (lease %ds, offer grace 5s, acceptable-heartbeat-pause %s, stable-after %s,"
-              + " down-removal-margin = stable-after); run %s, effects-per-key %s%n",
-          takeovers.size(),
+          "NODE DEATH (%s, kill -9): rate before %.1f/s, 0-5 s after %.1f/s (%.0f%%), 5-10 s"
+              + " after %.1f/s (%.0f%%); %d leases of the killed node claimed again, the last"
+              + " %.1f s after the kill (lease %d s, acceptable-heartbeat-pause %s, stable-after %s);"
+              + " run %s, effects-per-key %s; completions per second from 3 s before: %s%n",
+          what,
+          before,
+          first5,
+          100 * first5 / before,
+          next5,
+          100 * next5 / before,
+          timeline.takeoversOfVictim(),
           takeover.toMillis() / 1000.0,
           ClusterFixture.LEASE.toSeconds(),
           ClusterFixture.testTimings()
               .get("pekko.cluster.failure-detector.acceptable-heartbeat-pause"),
           ClusterFixture.testTimings().get("pekko.cluster.split-brain-resolver.stable-after"),
           ended.state(),
-          histogram);
-      // docs/design.md, "Performance" targets lease + 5 s as a benchmark; this test only measures
-      // it and guards
-      // against a takeover that waits for something other than the lease (minutes, not seconds)
+          histogram,
+          timeline.perSecond(killedAt.minusSeconds(3), 15));
+      // a loose guard against a takeover that waits for something other than the lease (minutes,
+      // not seconds); the figure itself is reported, not asserted
       assertTrue(takeover.compareTo(Duration.ofSeconds(60)) < 0, "takeover took " + takeover);
+    }
+  }
+
+  /**
+   * When items completed, and when the killed node's leases were claimed again, per the journal.
+   */
+  record Timeline(List<Instant> completions, List<Instant> victimTakeovers) {
+
+    static Timeline read(
+        ProcessCluster cluster, String job, List<AccountCursor> accounts, String victim)
+        throws Exception {
+      ItemAudit audit = new ItemAudit(cluster.client.system());
+      List<Instant> completions = new ArrayList<>();
+      List<Instant> takeovers = new ArrayList<>();
+      for (AccountCursor account : accounts) {
+        ItemId id = ItemId.of(job, DATE, account.accountId(), account.cursor());
+        for (ItemAudit.Entry entry :
+            audit.trail(id).toCompletableFuture().get(20, TimeUnit.SECONDS)) {
+          if (entry.event() instanceof WorkItem.ItemCompleted done) {
+            completions.add(done.at());
+          } else if (entry.event() instanceof WorkItem.LeaseGranted granted
+              && granted.previousOwner() != null
+              && nodeOf(granted.previousOwner()).equals(victim)) {
+            takeovers.add(granted.at());
+          }
+        }
+      }
+      return new Timeline(completions, takeovers);
+    }
+
+    /** Items completed per second in [from, to). */
+    double rate(Instant from, Instant to) {
+      long count = completions.stream().filter(at -> !at.isBefore(from) && at.isBefore(to)).count();
+      return count / (Duration.between(from, to).toMillis() / 1000.0);
+    }
+
+    /** Completions in each of {@code seconds} one-second windows from {@code from}. */
+    List<Long> perSecond(Instant from, int seconds) {
+      List<Long> counts = new ArrayList<>();
+      for (int i = 0; i < seconds; i++) {
+        Instant start = from.plusSeconds(i);
+        Instant end = start.plusSeconds(1);
+        counts.add(
+            completions.stream().filter(at -> !at.isBefore(start) && at.isBefore(end)).count());
+      }
+      return counts;
+    }
+
+    int takeoversOfVictim() {
+      return victimTakeovers.size();
+    }
+
+    Instant lastTakeoverOfVictim() {
+      return victimTakeovers.stream().max(Instant::compareTo).orElseThrow();
     }
   }
 }

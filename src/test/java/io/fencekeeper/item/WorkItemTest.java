@@ -137,6 +137,26 @@ class WorkItemTest {
   }
 
   @Test
+  void aClaimWhoseAnswerTheWorkerGaveUpOnGoesBackAtOnce() {
+    claim("w-1");
+    var result = run(r -> new WorkItem.ClaimAbandoned("w-1", r));
+    assertEquals(1, result.eventOfType(WorkItem.LeaseReleased.class).token());
+    assertEquals(Status.PENDING, kit.getState().status());
+    assertEquals(2, claim("w-2").token(), "the next worker claims without waiting for a lease");
+  }
+
+  @Test
+  void givingUpOnAClaimChangesNothingForAnotherHolderOrAHolderThatReported() {
+    Claimed first = claim("w-1");
+    assertTrue(run(r -> new WorkItem.ClaimAbandoned("w-9", r)).hasNoEvents(), "not its lease");
+    run(r -> new WorkItem.MarkAmbiguous("w-1", first.token(), "timeout after send", r));
+    assertTrue(
+        run(r -> new WorkItem.ClaimAbandoned("w-1", r)).hasNoEvents(),
+        "w-1 knew its token and acted on it: only its lease ends that");
+    assertEquals(Status.LEASED, kit.getState().status());
+  }
+
+  @Test
   void claimOnLiveLeaseIsRefusedWithTheHolderAndJournalsNothing() {
     Claimed first = claim("w-1");
     var result = run(r -> new WorkItem.Claim("w-2", LEASE, 5, r));

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.ItemShards;
 import io.fencekeeper.item.ItemView;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.item.WorkItem.EffectOutcome;
@@ -206,6 +207,7 @@ class CloseSweepTest {
         Clock.systemUTC(),
         store,
         items,
+        new ItemShards(100, Clock.systemUTC()),
         blocking,
         Duration.ofSeconds(30),
         Duration.ofSeconds(5),
@@ -280,6 +282,11 @@ class CloseSweepTest {
     @Override
     public CompletionStage<Reply> claim(
         ItemId item, String workerId, Duration lease, int maxAttempts) {
+      throw new UnsupportedOperationException("the sweep only closes");
+    }
+
+    @Override
+    public void claimAbandoned(ItemId item, String workerId) {
       throw new UnsupportedOperationException("the sweep only closes");
     }
 

@@ -456,6 +456,11 @@ abstract class RunScenarioContract {
     }
 
     @Override
+    public void claimAbandoned(ItemId item, String workerId) {
+      items.claimAbandoned(item, workerId);
+    }
+
+    @Override
     public CompletionStage<WorkItem.Reply> renew(
         ItemId item, String workerId, long token, Duration lease) {
       return items.renew(item, workerId, token, lease);

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import io.fencekeeper.item.WorkItem;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -24,7 +25,33 @@ class RunSignalsTest {
 
   @Test
   void aTakeoverCountsATakeoverAndTheEndOfThePreviousAttempt() {
-    assertEquals(new RunSignals(0, 1, 0, 0, 1, 0), RunSignals.of(granted("w-1")));
+    assertEquals(
+        new RunSignals(
+            0,
+            1,
+            0,
+            0,
+            1,
+            0,
+            Map.of("pekko://fencekeeper@10.0.0.3:25520", new RunSignals.NodeTakeovers(1, T, T))),
+        RunSignals.of(granted("pekko://fencekeeper@10.0.0.3:25520/w17")));
+  }
+
+  @Test
+  void takeoversAddUpByNodeWithTheFirstAndTheLast() {
+    String a = "pekko://fencekeeper@10.0.0.3:25520";
+    RunSignals sum =
+        RunSignals.of(granted(a + "/w1", T.plusSeconds(5)))
+            .plus(RunSignals.of(granted(a + "/w2", T.plusSeconds(2))))
+            .plus(RunSignals.of(granted("external-worker", T.plusSeconds(9))));
+    assertEquals(3, sum.takeovers());
+    assertEquals(
+        Map.of(
+            a,
+            new RunSignals.NodeTakeovers(2, T.plusSeconds(2), T.plusSeconds(5)),
+            "external-worker",
+            new RunSignals.NodeTakeovers(1, T.plusSeconds(9), T.plusSeconds(9))),
+        sum.takeoversByNode());
   }
 
   @Test
@@ -75,6 +102,10 @@ class RunSignalsTest {
   }
 
   static WorkItem.LeaseGranted granted(String previousOwner) {
-    return new WorkItem.LeaseGranted("w-2", 2, 2, 5, T.plusSeconds(30), previousOwner, T);
+    return granted(previousOwner, T);
+  }
+
+  static WorkItem.LeaseGranted granted(String previousOwner, Instant at) {
+    return new WorkItem.LeaseGranted("w-2", 2, 2, 5, at.plusSeconds(30), previousOwner, at);
   }
 }

@@ -8,8 +8,11 @@ import io.fencekeeper.item.ItemId;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import org.apache.pekko.actor.Address;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -32,6 +35,13 @@ class WorkQueueTest {
     return refs.stream().map(WorkQueue.Ref::seq).toList();
   }
 
+  static final Address POOL = new Address("pekko", "fencekeeper", "10.0.0.1", 25520);
+
+  /** Offers to a pool on {@link #POOL}, every shard reachable. */
+  List<WorkQueue.Ref> take(int max, Instant now) {
+    return queue.take(max, now, POOL, ref -> true);
+  }
+
   void readyAll(int... seqs) {
     for (int seq : seqs) {
       queue.ready(ref(seq));
@@ -42,14 +52,14 @@ class WorkQueueTest {
   void takeHandsOutAtMostMaxInOrderAndMarksThemOffered() {
     readyAll(0, 1, 2, 3, 4);
 
-    List<WorkQueue.Ref> taken = queue.take(3, T);
+    List<WorkQueue.Ref> taken = take(3, T);
 
     assertEquals(List.of(0, 1, 2), seqs(taken));
     assertEquals(StatusBoard.OFFERED, board.get(0));
     assertEquals(StatusBoard.READY, board.get(3));
     assertEquals(3, queue.inFlight());
     assertEquals(2, queue.readyCount());
-    assertEquals(List.of(3, 4), seqs(queue.take(10, T)));
+    assertEquals(List.of(3, 4), seqs(take(10, T)));
     assertFalse(queue.hasReady());
   }
 
@@ -59,7 +69,7 @@ class WorkQueueTest {
     board.settle(0, StatusBoard.DONE);
     board.settle(1, StatusBoard.CLOSED);
 
-    List<WorkQueue.Ref> taken = queue.take(2, T);
+    List<WorkQueue.Ref> taken = take(2, T);
 
     assertEquals(List.of(2, 3), seqs(taken));
     assertEquals(StatusBoard.DONE, board.get(0), "a settled item stays settled");
@@ -71,7 +81,7 @@ class WorkQueueTest {
   void anItemReadiedTwiceIsOfferedOnce() {
     readyAll(0, 0);
 
-    assertEquals(List.of(0), seqs(queue.take(5, T)));
+    assertEquals(List.of(0), seqs(take(5, T)));
     assertEquals(1, queue.inFlight());
   }
 
@@ -82,11 +92,11 @@ class WorkQueueTest {
     assertTrue(board.isOpen(0));
 
     queue.releaseDue(T.plusSeconds(29));
-    assertEquals(List.of(), queue.take(5, T.plusSeconds(29)));
+    assertEquals(List.of(), take(5, T.plusSeconds(29)));
 
     queue.releaseDue(T.plusSeconds(30));
     assertEquals(StatusBoard.READY, board.get(0));
-    assertEquals(List.of(0), seqs(queue.take(5, T.plusSeconds(30))));
+    assertEquals(List.of(0), seqs(take(5, T.plusSeconds(30))));
   }
 
   @Test
@@ -97,7 +107,7 @@ class WorkQueueTest {
 
     queue.releaseDue(T.plusSeconds(25));
 
-    assertEquals(List.of(1, 0), seqs(queue.take(5, T.plusSeconds(25))));
+    assertEquals(List.of(1, 0), seqs(take(5, T.plusSeconds(25))));
     assertEquals(StatusBoard.WAITING, board.get(2));
   }
 
@@ -115,7 +125,7 @@ class WorkQueueTest {
   @Test
   void settleReturnsTheOfferOnce() {
     readyAll(0, 1);
-    queue.take(2, T);
+    take(2, T);
 
     assertEquals(Optional.of(ref(0)), queue.settle(0));
     assertEquals(Optional.empty(), queue.settle(0), "a repeated report finds no offer");
@@ -126,8 +136,8 @@ class WorkQueueTest {
   @Test
   void expireOffersBeforeReturnsOnlyStillOfferedItemsToReady() {
     readyAll(0, 1, 2, 3);
-    queue.take(3, T);
-    queue.take(1, T.plusSeconds(10));
+    take(3, T);
+    take(1, T.plusSeconds(10));
     board.settle(1, StatusBoard.DONE); // settled while its offer was out
 
     int expired = queue.expireOffersBefore(T.plusSeconds(5));
@@ -136,14 +146,14 @@ class WorkQueueTest {
     assertEquals(1, queue.inFlight(), "the offer made at T+10s is still out");
     assertEquals(StatusBoard.DONE, board.get(1));
     assertEquals(StatusBoard.OFFERED, board.get(3));
-    assertEquals(List.of(0, 2), seqs(queue.take(10, T.plusSeconds(6))));
+    assertEquals(List.of(0, 2), seqs(take(10, T.plusSeconds(6))));
     assertEquals(Optional.empty(), queue.settle(1), "the expired offer of a settled item is gone");
   }
 
   @Test
   void anOfferMadeExactlyAtTheCutoffDoesNotExpire() {
     readyAll(0);
-    queue.take(1, T);
+    take(1, T);
 
     assertEquals(0, queue.expireOffersBefore(T));
     assertEquals(1, queue.inFlight());
@@ -153,7 +163,7 @@ class WorkQueueTest {
   void inFlightCountsOffersUntilTheySettleOrExpire() {
     assertEquals(0, queue.inFlight());
     readyAll(0, 1, 2);
-    queue.take(3, T);
+    take(3, T);
     assertEquals(3, queue.inFlight());
 
     queue.settle(0);
@@ -180,7 +190,7 @@ class WorkQueueTest {
   @Test
   void clearWaitingDropsReadyAndParkedButKeepsOffersUntilTheySettle() {
     readyAll(0, 1, 2);
-    queue.take(1, T);
+    take(1, T);
     queue.park(ref(3), T.plusSeconds(1));
 
     queue.clearWaiting();
@@ -189,7 +199,7 @@ class WorkQueueTest {
     assertEquals(0, queue.readyCount());
     assertEquals(Optional.empty(), queue.overdueSince(T.plusSeconds(60)));
     queue.releaseDue(T.plusSeconds(60));
-    assertEquals(List.of(), queue.take(10, T.plusSeconds(60)));
+    assertEquals(List.of(), take(10, T.plusSeconds(60)));
     assertEquals(1, queue.inFlight());
     assertEquals(Optional.of(ref(0)), queue.settle(0));
   }
@@ -198,7 +208,7 @@ class WorkQueueTest {
   void anOffersAgeCountsFromWhenItWasTakenNotFromWhenItWasParked() {
     queue.park(ref(0), T.plus(Duration.ofMinutes(5)));
     queue.releaseDue(T.plus(Duration.ofMinutes(5)));
-    queue.take(1, T.plus(Duration.ofMinutes(5)));
+    take(1, T.plus(Duration.ofMinutes(5)));
 
     assertEquals(0, queue.expireOffersBefore(T.plus(Duration.ofMinutes(4))));
     assertEquals(1, queue.expireOffersBefore(T.plus(Duration.ofMinutes(6))));
@@ -207,12 +217,12 @@ class WorkQueueTest {
   @Test
   void expiredOffersGoAheadOfItemsNeverTried() {
     readyAll(0, 1);
-    queue.take(2, T); // offered to a pool that then died
+    take(2, T); // offered to a pool that then died
     readyAll(2, 3, 4); // the rest of the backlog, paged in
 
     queue.expireOffersBefore(T.plusSeconds(10));
 
-    assertEquals(List.of(0, 1, 2), seqs(queue.take(3, T.plusSeconds(10))));
+    assertEquals(List.of(0, 1, 2), seqs(take(3, T.plusSeconds(10))));
   }
 
   @Test
@@ -223,6 +233,46 @@ class WorkQueueTest {
 
     queue.releaseDue(T.plusSeconds(3));
 
-    assertEquals(List.of(5, 7, 0, 1), seqs(queue.take(10, T.plusSeconds(3))));
+    assertEquals(List.of(5, 7, 0, 1), seqs(take(10, T.plusSeconds(3))));
+  }
+
+  @Test
+  void itemsOnShardsThatCannotAnswerArePutAsideAndGoFirstWhenTheyCan() {
+    readyAll(0, 1, 2, 3);
+    Set<Integer> down = new HashSet<>(Set.of(1, 2));
+
+    assertEquals(List.of(0, 3), seqs(queue.take(10, T, POOL, ref -> !down.contains(ref.seq()))));
+    assertEquals(2, queue.blockedCount());
+    assertEquals(StatusBoard.WAITING, board.get(1));
+    readyAll(4);
+
+    down.remove(2);
+    assertEquals(1, queue.releaseReachable(ref -> !down.contains(ref.seq())));
+    assertEquals(List.of(2, 4), seqs(take(10, T)));
+    board.settle(1, StatusBoard.DONE); // its old attempt reported after all
+    assertEquals(0, queue.releaseReachable(ref -> true));
+    assertEquals(0, queue.blockedCount());
+  }
+
+  @Test
+  void offersToAPoolOnAGoneMemberGoFirstAtOnce() {
+    Address gone = new Address("pekko", "fencekeeper", "10.0.0.3", 25520);
+    readyAll(0, 1, 2);
+    queue.take(2, T, gone, ref -> true);
+    take(1, T);
+    readyAll(3);
+
+    assertEquals(2, queue.expireOffersTo(gone::equals));
+
+    assertEquals(1, queue.inFlight(), "the offer to the live pool stays");
+    assertEquals(List.of(0, 1, 3), seqs(take(10, T)));
+  }
+
+  @Test
+  void onlyOffersWhoseItemCanBeReachedCountAsWorkInFlight() {
+    readyAll(0, 1, 2);
+    take(3, T);
+    assertEquals(2, queue.inFlight(ref -> ref.seq() != 1));
+    assertEquals(3, queue.inFlight());
   }
 }
