@@ -384,11 +384,15 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
       offer.ifPresent(ref -> parkOrRelease(ref, h.until()));
     } else if (result instanceof AttemptResult.Unanswered) {
       // its node did not answer: its other items wait until it does or the failure detector
-      // decides; this one is handed out again at once (the worker gave its claim back)
+      // decides, and this one with them (the worker gave its claim back); when the item's node is
+      // not known (a shard allocated since the last look), only this item waits a while
       offer.ifPresent(
           ref -> {
-            suspect(ref.itemId());
-            parkOrRelease(ref, now);
+            if (suspect(ref.itemId())) {
+              parkOrRelease(ref, now);
+            } else {
+              parkOrRelease(ref, now.plus(SUSPECT_FOR));
+            }
           });
     } else {
       // lost or no answer: whoever holds it now reports, or its lease runs out
@@ -495,11 +499,13 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
     queue.releaseReachable(ref -> deps.shards().reachable(ref.itemId()));
   }
 
-  /** Suspects the item's node for a while: its other items wait, this one is offered again. */
-  private void suspect(ItemId item) {
-    deps.shards()
-        .suspect(item, self, SUSPECT_FOR)
-        .ifPresent(
+  /**
+   * Suspects the item's node for a while: its items wait until it answers or the failure detector
+   * decides. False when the item's node is not known or is this one.
+   */
+  private boolean suspect(ItemId item) {
+    Optional<Address> suspected = deps.shards().suspect(item, self, SUSPECT_FOR);
+    suspected.ifPresent(
             member ->
                 getContext()
                     .getLog()
@@ -510,6 +516,7 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
                         item.value(),
                         member,
                         SUSPECT_FOR));
+    return suspected.isPresent();
   }
 
   private Behavior<ToDispatcher> onTick(Tick tick) {

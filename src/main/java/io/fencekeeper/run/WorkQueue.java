@@ -6,11 +6,13 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.PriorityQueue;
+import java.util.Set;
 import java.util.function.Predicate;
 import org.apache.pekko.actor.Address;
 
@@ -36,6 +38,8 @@ final class WorkQueue {
   private final Map<Integer, Offer> offered = new HashMap<>();
   // items whose shard's node does not answer: handed out again once it does (or is gone)
   private final List<Ref> blocked = new ArrayList<>();
+  // offers whose item's node stopped answering while they were out, by seq (a subset of offered)
+  private final Set<Integer> waiting = new HashSet<>();
 
   WorkQueue(StatusBoard board) {
     this.board = board;
@@ -134,6 +138,7 @@ final class WorkQueue {
       Offer offer = it.next();
       if (gone.test(offer.member())) {
         it.remove();
+        waiting.remove(offer.ref().seq());
         if (board.get(offer.ref().seq()) == StatusBoard.OFFERED) {
           lost.add(offer.ref());
         }
@@ -144,19 +149,25 @@ final class WorkQueue {
     return lost.size();
   }
 
-  /** Offers whose item can be reached: the ones a worker is really busy with. */
+  /**
+   * Offers a worker is really busy with: not those whose item could not be reached at some point
+   * while they were out. Such a worker waits on its item's node, and it stays set aside until its
+   * offer settles: when the node is removed its shards answer from a new home a little later, and
+   * counting the waiting workers again at that moment would fill the cap with workers that are
+   * still retrying (they have at most a lookup left at the provider).
+   */
   int inFlight(Predicate<Ref> reachable) {
-    int count = 0;
     for (Offer offer : offered.values()) {
-      if (reachable.test(offer.ref())) {
-        count++;
+      if (!reachable.test(offer.ref())) {
+        waiting.add(offer.ref().seq());
       }
     }
-    return count;
+    return offered.size() - waiting.size();
   }
 
   /** The offer of item {@code seq} came back; empty when it was not (or no longer) offered. */
   Optional<Ref> settle(int seq) {
+    waiting.remove(seq);
     Offer offer = offered.remove(seq);
     return offer == null ? Optional.empty() : Optional.of(offer.ref());
   }
@@ -172,6 +183,7 @@ final class WorkQueue {
       Offer offer = it.next();
       if (offer.at().isBefore(before)) {
         it.remove();
+        waiting.remove(offer.ref().seq());
         if (board.get(offer.ref().seq()) == StatusBoard.OFFERED) {
           expired.add(offer.ref());
         }

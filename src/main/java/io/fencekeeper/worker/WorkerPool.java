@@ -11,6 +11,7 @@ import io.fencekeeper.worker.WorkProtocol.WorkOffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -87,6 +88,8 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
   private final Predicate<ItemId> reachable;
   // the item of every attempt in flight, by worker id
   private final Map<String, ItemId> running = new HashMap<>();
+  // attempts whose item's node stopped answering while they ran, by worker id (see waiting())
+  private final Set<String> waiting = new HashSet<>();
   private int inFlight;
 
   private WorkerPool(
@@ -197,23 +200,26 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
   private Behavior<Command> onAttemptFinished(AttemptFinished finished) {
     inFlight--;
     running.remove(finished.workerId());
+    waiting.remove(finished.workerId());
     finished.dispatcher().tell(new Settled(finished.seq(), finished.result()));
     requestWork();
     return this;
   }
 
   /**
-   * Attempts waiting on an item whose node does not answer (they finish when it does, or when its
-   * shard has moved): up to the capacity, they leave their worker to other items meanwhile.
+   * Attempts waiting on an item whose node stopped answering (they finish when its shard answers
+   * from a new home, or when their lease ends): up to the capacity, they leave their worker to
+   * other items meanwhile. An attempt stays counted as waiting until it finishes: once the node is
+   * removed its shards are reachable again in principle, but the attempt is still retrying.
    */
   private int waitingOnUnreachable() {
-    int waiting = 0;
-    for (ItemId item : running.values()) {
-      if (!reachable.test(item)) {
-        waiting++;
-      }
-    }
-    return Math.min(waiting, capacity);
+    running.forEach(
+        (workerId, item) -> {
+          if (!reachable.test(item)) {
+            waiting.add(workerId);
+          }
+        });
+    return Math.min(waiting.size(), capacity);
   }
 
   /** Asks each dispatcher without an open request for a share of the free capacity. */

@@ -275,4 +275,22 @@ class WorkQueueTest {
     assertEquals(2, queue.inFlight(ref -> ref.seq() != 1));
     assertEquals(3, queue.inFlight());
   }
+
+  @Test
+  void anOfferThatWaitedOnAnUnreachableNodeCountsNoMoreUntilItSettles() {
+    readyAll(0, 1, 2);
+    take(3, T);
+    assertEquals(2, queue.inFlight(ref -> ref.seq() != 1));
+
+    // its node was removed: its shard looks reachable again, but the worker is still retrying
+    assertEquals(2, queue.inFlight(ref -> true));
+
+    queue.settle(1);
+    assertEquals(2, queue.inFlight(ref -> true));
+    readyAll(1);
+    take(1, T);
+    assertEquals(3, queue.inFlight(ref -> true), "offered again, it counts again");
+    queue.expireOffersBefore(T.plusSeconds(1));
+    assertEquals(0, queue.inFlight(ref -> true));
+  }
 }
