@@ -5,6 +5,9 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import org.apache.pekko.Done;
+import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.Address;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
@@ -35,6 +38,8 @@ public final class ShardWatch {
 
   private record Removed(ClusterEvent.MemberRemoved event) implements Message {}
 
+  private record Stop() implements Message {}
+
   public static Behavior<?> create(ItemShards shards, Duration every) {
     return Behaviors.<Message>setup(
         ctx -> {
@@ -52,6 +57,16 @@ public final class ShardWatch {
                   Subscribe.create(
                       ctx.messageAdapter(ClusterEvent.MemberRemoved.class, Removed::new),
                       ClusterEvent.MemberRemoved.class));
+          // a node that stops asks its shards nothing more: stopping shards answer late, and each
+          // late one would be a warning in the log of every clean shutdown
+          CoordinatedShutdown.get(ctx.getSystem())
+              .addTask(
+                  CoordinatedShutdown.PhaseBeforeServiceUnbind(),
+                  "stop-shard-watch",
+                  () -> {
+                    ctx.getSelf().tell(new Stop());
+                    return CompletableFuture.completedFuture(Done.getInstance());
+                  });
           ActorRef<ShardRegion.ClusterShardingStats> statsTo =
               ctx.messageAdapter(ShardRegion.ClusterShardingStats.class, Stats::new);
           Set<Address> unreachable = new HashSet<>();
@@ -99,6 +114,7 @@ public final class ShardWatch {
                           shards.unreachable(unreachable);
                           return Behaviors.same();
                         })
+                    .onMessage(Stop.class, stop -> Behaviors.stopped())
                     .onMessage(
                         Removed.class,
                         r -> {
