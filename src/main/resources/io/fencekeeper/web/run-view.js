@@ -172,6 +172,13 @@ export function runView(main, runId) {
     if (cancelled) { run = cancelled; update(); }
   }
 
+  // whose leases were taken over, and when the last one was: after a node died, when it stopped costing
+  function takeoversDetail(byNode) {
+    const nodes = Object.entries(byNode || {});
+    if (nodes.length === 0) return 'claims after a silent holder';
+    return nodes.map(([node, t]) => `${node.replace(/^pekko:\/\/[^@]*@/, '')}: ${num(t.count)}, last ${time(t.last)}`).join('; ');
+  }
+
   function renderTiles() {
     const g = run.governor || {};
     const tile = (label, value, detail) => h('div', { class: 'tile' }, h('span', { class: 'tile-label' }, label), h('span', { class: 'tile-value' }, value), detail ? h('span', { class: 'tile-detail' }, detail) : null);
@@ -182,7 +189,7 @@ export function runView(main, runId) {
       tile('In flight', num(run.counts.leased), g.cap ? `cap ${num(g.cap)}` : null),
       tile('Governor', g.decision || '–', g.reason || null),
       tile('Stale rejections', num(run.staleRejections), 'commands that lost their lease'),
-      tile('Takeovers', num(run.takeovers), 'claims after a silent holder'),
+      tile('Takeovers', num(run.takeovers), takeoversDetail(run.takeoversByNode)),
       tile('Reconciliations', num(run.reconciliations), 'ambiguous effects looked up'),
       tile('Attempts', num(run.attempts), 'attempts that ended'),
       tile('Throttled answers', num(run.throttledAnswers), 'provider 429s'),

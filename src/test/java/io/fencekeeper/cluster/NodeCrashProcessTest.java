@@ -13,6 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.fencekeeper.item.ItemAudit;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.WorkItem;
+import io.fencekeeper.run.RunSignals;
 import io.fencekeeper.run.RunState;
 import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.scope.AccountCursor;
@@ -68,6 +69,12 @@ class NodeCrashProcessTest {
       assertTrue(
           timeline.takeoversOfVictim() > 0, "the killed node held leases that were taken over");
       Duration takeover = Duration.between(killedAt, timeline.lastTakeoverOfVictim());
+      RunSignals.NodeTakeovers shown = ended.takeoversByNode().get(victim.address());
+      assertEquals(
+          timeline.takeoversOfVictim(),
+          shown == null ? 0 : shown.count(),
+          "the run view's takeovers of the killed node: " + ended.takeoversByNode());
+      assertEquals(timeline.lastTakeoverOfVictim(), shown.last(), "when the last one was");
       double before = timeline.rate(killedAt.minusSeconds(5), killedAt);
       double first5 = timeline.rate(killedAt, killedAt.plusSeconds(5));
       double next5 = timeline.rate(killedAt.plusSeconds(5), killedAt.plusSeconds(10));
