@@ -59,7 +59,7 @@ final class ProviderCalls {
                     HttpProtocol.json()
                         .writeValueAsBytes(HttpProtocol.CleanupRequest.of(item, plan))))
             .build();
-    HttpResponse<String> response = client.send(request, HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> response = send(request);
     if (response.statusCode() != 201 && response.statusCode() != 200) {
       throw new IOException(
           "POST "
@@ -74,7 +74,7 @@ final class ProviderCalls {
 
   Plan plan(ItemId item) throws IOException, InterruptedException {
     URI uri = URI.create(baseUrl + HttpProtocol.planPath(item));
-    HttpResponse<String> response = client.send(get(uri), HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> response = send(get(uri));
     if (response.statusCode() != 200) {
       throw new IOException(
           "GET "
@@ -88,8 +88,7 @@ final class ProviderCalls {
   }
 
   Ledger ledger() throws IOException, InterruptedException {
-    HttpResponse<String> response =
-        client.send(get(URI.create(baseUrl + "/ledger")), HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> response = send(get(URI.create(baseUrl + "/ledger")));
     if (response.statusCode() != 200) {
       throw new IOException("GET /ledger answered " + response.statusCode());
     }
@@ -99,6 +98,15 @@ final class ProviderCalls {
         .fields()
         .forEachRemaining(e -> effects.put(e.getKey(), e.getValue().asLong()));
     return new Ledger(effects, body.get("requests").asLong());
+  }
+
+  /** Sends; a failure without an answer says which call it was. */
+  private HttpResponse<String> send(HttpRequest request) throws IOException, InterruptedException {
+    try {
+      return client.send(request, HttpResponse.BodyHandlers.ofString());
+    } catch (IOException e) {
+      throw new IOException(request.method() + " " + request.uri().getPath() + ": " + e, e);
+    }
   }
 
   private static HttpRequest get(URI uri) {
