@@ -23,20 +23,25 @@ import picocli.CommandLine.Option;
  * machine-readable. Speed is measured here, never asserted in tests.
  */
 @Command(
-    name = "bench",
+    name = "java -jar target/fencekeeper-bench.jar",
     mixinStandardHelpOptions = true,
     description =
         "Benchmark Fencekeeper end to end against db-scheduler on the same database"
             + " (docs/bench.md).")
 public final class BenchCommand implements Callable<Integer> {
 
-  @Option(names = "--items", defaultValue = "10000", description = "items (and db-scheduler tasks)")
+  @Option(
+      names = "--items",
+      defaultValue = "10000",
+      description = "items (and db-scheduler tasks); default: ${DEFAULT-VALUE}")
   int items;
 
   @Option(
       names = "--workers",
       defaultValue = "256",
-      description = "Fencekeeper worker pool size (and the floor bench's items in flight)")
+      description =
+          "Fencekeeper worker pool size (and the floor bench's items in flight); default:"
+              + " ${DEFAULT-VALUE}")
   int workers;
 
   @Option(
@@ -45,7 +50,7 @@ public final class BenchCommand implements Callable<Integer> {
       description =
           "untimed items (and db-scheduler tasks) run first on the same node / database, so"
               + " neither side is timed while the JIT compiles; the saturation bench gets the"
-              + " same warm-up (0 = none)")
+              + " same warm-up (0 = none; default: ${DEFAULT-VALUE})")
   int warmup;
 
   @Option(
@@ -58,10 +63,16 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--db-url", description = "a PostgreSQL to use instead of the embedded one")
   String dbUrl;
 
-  @Option(names = "--db-user", defaultValue = "postgres")
+  @Option(
+      names = "--db-user",
+      defaultValue = "postgres",
+      description = "with --db-url: the role (default: ${DEFAULT-VALUE})")
   String dbUser;
 
-  @Option(names = "--db-password", defaultValue = "")
+  @Option(
+      names = "--db-password",
+      defaultValue = "",
+      description = "with --db-url: the password (default: none)")
   String dbPassword;
 
   @Option(
@@ -75,7 +86,8 @@ public final class BenchCommand implements Callable<Integer> {
       names = "--scheduler-threads",
       split = ",",
       defaultValue = "8,20,50",
-      description = "db-scheduler thread counts to try; the best is compared")
+      description =
+          "db-scheduler thread counts to try; the best is compared (default: ${DEFAULT-VALUE})")
   List<Integer> schedulerThreads;
 
   @Option(names = "--skip-db-scheduler", description = "measure Fencekeeper only")
@@ -113,7 +125,10 @@ public final class BenchCommand implements Callable<Integer> {
       description = "saturation: sim provider latency L per call (0 = skip the saturation bench)")
   long providerLatencyMs;
 
-  @Option(names = "--saturation-items", defaultValue = "2000")
+  @Option(
+      names = "--saturation-items",
+      defaultValue = "2000",
+      description = "saturation: items N (default: ${DEFAULT-VALUE})")
   int saturationItems;
 
   @Option(names = "--cap", description = "saturation: concurrency cap C (default: --workers)")
@@ -129,7 +144,9 @@ public final class BenchCommand implements Callable<Integer> {
       description = "configuration override for the node, key=value (repeatable)")
   Map<String, String> configOverrides = new LinkedHashMap<>();
 
-  @Option(names = "--work-dir", description = "H2 files and scope CSVs (default: a temp dir)")
+  @Option(
+      names = "--work-dir",
+      description = "H2 files, scope CSVs and sim-provider.log (default: a temp dir)")
   Path workDir;
 
   @Option(names = "--json", description = "also write the results as JSON to this file")

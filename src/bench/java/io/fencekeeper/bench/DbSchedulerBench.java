@@ -53,18 +53,29 @@ final class DbSchedulerBench {
   /**
    * A one-time task is finished when db-scheduler has deleted its row, which happens just after the
    * task body ran; stop the clock there, as Fencekeeper's stops after the Complete is journaled.
+   *
+   * <p>The count has a condition on purpose, so that it scans: H2 answers a bare {@code count(*)}
+   * from its row-count shortcut, which need not match a scan while other transactions change the
+   * table. With the bare count, a smoke test on H2 once found a warm-up task still there when the
+   * timed run inserted the same instance (a duplicate key), so the warm-up had ended early.
    */
-  private static void awaitDeleted(BenchDatabase db, int tasks) throws Exception {
-    try (java.sql.Connection c = db.connect();
-        java.sql.Statement s = c.createStatement()) {
-      while (true) {
-        try (java.sql.ResultSet rs = s.executeQuery("SELECT count(*) FROM scheduled_tasks")) {
-          rs.next();
-          if (rs.getLong(1) == 0) {
-            return;
-          }
-        }
+  private static void awaitDeleted(BenchDatabase db, String taskName) throws Exception {
+    // one connection for the whole wait: each new one would fork a PostgreSQL backend
+    try (java.sql.Connection c = db.connect()) {
+      while (remaining(c, taskName) > 0) {
         Thread.sleep(5);
+      }
+    }
+  }
+
+  /** The task's rows still in {@code scheduled_tasks}, counted by a scan, not a shortcut. */
+  private static long remaining(java.sql.Connection c, String taskName) throws Exception {
+    try (java.sql.PreparedStatement s =
+        c.prepareStatement("SELECT count(*) FROM scheduled_tasks WHERE task_name = ?")) {
+      s.setString(1, taskName);
+      try (java.sql.ResultSet rs = s.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
       }
     }
   }
@@ -87,8 +98,17 @@ final class DbSchedulerBench {
       LongAdder calls = new LongAdder();
       LongAdder failures = new LongAdder();
       AtomicReference<String> firstFailure = new AtomicReference<>();
+      String taskName = body == NOOP ? "fencekeeper-bench-noop" : "fencekeeper-bench-calls";
+      long left;
+      try (java.sql.Connection c = db.connect()) {
+        left = remaining(c, taskName);
+      }
+      if (left > 0) {
+        throw new IllegalStateException(
+            left + " " + taskName + " tasks are still in scheduled_tasks from an earlier run");
+      }
       OneTimeTask<Void> task =
-          Tasks.oneTime(body == NOOP ? "fencekeeper-bench-noop" : "fencekeeper-bench-calls")
+          Tasks.oneTime(taskName)
               .execute(
                   (instance, ctx) -> {
                     try {
@@ -131,7 +151,7 @@ final class DbSchedulerBench {
           throw new IllegalStateException(
               "db-scheduler left " + executed.getCount() + " tasks after 30 minutes");
         }
-        awaitDeleted(db, tasks);
+        awaitDeleted(db, taskName);
         ResourceMeter.Measured measured = meter.stop();
         return new Result(
             db.name(),

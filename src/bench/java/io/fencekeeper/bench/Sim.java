@@ -109,7 +109,7 @@ record Sim(URI baseUrl, ProcessCpu cpu, String description, AutoCloseable stop)
     return new Sim(
         url,
         ProcessCpu.notMeasured("not measured: the sim at --sim-url is not the bench's process"),
-        "sim-provider at " + url + " (--sim-url)",
+        "a sim-provider run by someone else (--sim-url)",
         () -> {});
   }
 
