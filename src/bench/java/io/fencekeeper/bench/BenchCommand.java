@@ -2,12 +2,8 @@ package io.fencekeeper.bench;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import io.fencekeeper.provider.Provider;
-import io.fencekeeper.provider.factory.ProviderSettings;
-import io.fencekeeper.provider.http.HttpProvider;
-import io.fencekeeper.provider.sim.SimFaults;
-import io.fencekeeper.provider.sim.SimProviderServer;
 import java.io.PrintStream;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -20,25 +16,32 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * The benchmarks of docs/design.md, "Performance" in one invocation: throughput against db-scheduler on the same
- * database, provider saturation against the ideal N·L/C, and the heap of a large run on one node.
- * Prints a human summary and, with {@code --json}, the same figures machine-readable. Speed is
- * measured here, never asserted in tests.
+ * The benchmarks of docs/design.md, "Performance" in one invocation: throughput against
+ * db-scheduler on the same database (no-op work, or the provider comparison's two HTTP calls per
+ * item against a sim provider process), provider saturation against the ideal N·L/C, and the heap
+ * of a large run on one node. Prints a human summary and, with {@code --json}, the same figures
+ * machine-readable. Speed is measured here, never asserted in tests.
  */
 @Command(
-    name = "bench",
+    name = "java -jar target/fencekeeper-bench.jar",
     mixinStandardHelpOptions = true,
     description =
-        "Benchmark Fencekeeper end to end against db-scheduler on the same database (docs/bench.md).")
+        "Benchmark Fencekeeper end to end against db-scheduler on the same database"
+            + " (docs/bench.md).")
 public final class BenchCommand implements Callable<Integer> {
 
-  @Option(names = "--items", defaultValue = "10000", description = "items (and db-scheduler tasks)")
+  @Option(
+      names = "--items",
+      defaultValue = "10000",
+      description = "items (and db-scheduler tasks); default: ${DEFAULT-VALUE}")
   int items;
 
   @Option(
       names = "--workers",
       defaultValue = "256",
-      description = "Fencekeeper worker pool size (and the floor bench's items in flight)")
+      description =
+          "Fencekeeper worker pool size (and the floor bench's items in flight); default:"
+              + " ${DEFAULT-VALUE}")
   int workers;
 
   @Option(
@@ -47,7 +50,7 @@ public final class BenchCommand implements Callable<Integer> {
       description =
           "untimed items (and db-scheduler tasks) run first on the same node / database, so"
               + " neither side is timed while the JIT compiles; the saturation bench gets the"
-              + " same warm-up (0 = none)")
+              + " same warm-up (0 = none; default: ${DEFAULT-VALUE})")
   int warmup;
 
   @Option(
@@ -60,17 +63,31 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--db-url", description = "a PostgreSQL to use instead of the embedded one")
   String dbUrl;
 
-  @Option(names = "--db-user", defaultValue = "postgres")
+  @Option(
+      names = "--db-user",
+      defaultValue = "postgres",
+      description = "with --db-url: the role (default: ${DEFAULT-VALUE})")
   String dbUser;
 
-  @Option(names = "--db-password", defaultValue = "")
+  @Option(
+      names = "--db-password",
+      defaultValue = "",
+      description = "with --db-url: the password (default: none)")
   String dbPassword;
+
+  @Option(
+      names = "--embedded-non-durable",
+      description =
+          "run the embedded PostgreSQL with fsync, synchronous_commit and full_page_writes off"
+              + " (a test database's settings; the default is durable, as production runs)")
+  boolean embeddedNonDurable;
 
   @Option(
       names = "--scheduler-threads",
       split = ",",
       defaultValue = "8,20,50",
-      description = "db-scheduler thread counts to try; the best is compared")
+      description =
+          "db-scheduler thread counts to try; the best is compared (default: ${DEFAULT-VALUE})")
   List<Integer> schedulerThreads;
 
   @Option(names = "--skip-db-scheduler", description = "measure Fencekeeper only")
@@ -82,12 +99,36 @@ public final class BenchCommand implements Callable<Integer> {
   boolean skipPekkoFloor;
 
   @Option(
+      names = "--provider-comparison",
+      description =
+          "instead of no-op items: Fencekeeper with the http provider against a sim provider vs"
+              + " db-scheduler tasks making the same two calls (plan, cleanup) by hand")
+  boolean providerComparison;
+
+  @Option(
+      names = "--sim-url",
+      description =
+          "provider comparison: a running sim-provider to call (default: the bench starts one in"
+              + " its own process)")
+  URI simUrl;
+
+  @Option(
+      names = "--sim-in-process",
+      description =
+          "run the sim provider inside the bench's JVM (its CPU then counts as the node's) instead"
+              + " of in its own process")
+  boolean simInProcess;
+
+  @Option(
       names = "--provider-latency-ms",
       defaultValue = "0",
       description = "saturation: sim provider latency L per call (0 = skip the saturation bench)")
   long providerLatencyMs;
 
-  @Option(names = "--saturation-items", defaultValue = "2000")
+  @Option(
+      names = "--saturation-items",
+      defaultValue = "2000",
+      description = "saturation: items N (default: ${DEFAULT-VALUE})")
   int saturationItems;
 
   @Option(names = "--cap", description = "saturation: concurrency cap C (default: --workers)")
@@ -103,7 +144,9 @@ public final class BenchCommand implements Callable<Integer> {
       description = "configuration override for the node, key=value (repeatable)")
   Map<String, String> configOverrides = new LinkedHashMap<>();
 
-  @Option(names = "--work-dir", description = "H2 files and scope CSVs (default: a temp dir)")
+  @Option(
+      names = "--work-dir",
+      description = "H2 files, scope CSVs and sim-provider.log (default: a temp dir)")
   Path workDir;
 
   @Option(names = "--json", description = "also write the results as JSON to this file")
@@ -118,15 +161,42 @@ public final class BenchCommand implements Callable<Integer> {
     report.put("machine", machine());
     report.put("configOverrides", configOverrides);
     report.put("warmup", warmup);
+    List<String> failures = new ArrayList<>();
     try {
       if (scale != null) {
         BenchDatabase db = database(databases.get(0), dir.resolve("scale"));
         out.printf("scale: %d items on one node, %s, %d workers%n", scale, db.name(), workers);
+        printDatabase(out, db);
         FencekeeperBench.Result result =
             FencekeeperBench.run(
-                db, dir.resolve("scale"), scale, 0, workers, new NoopProvider(), configOverrides);
+                db,
+                dir.resolve("scale"),
+                scale,
+                0,
+                FencekeeperBench.Setup.withProvider(workers, new NoopProvider()),
+                configOverrides);
         printFencekeeper(out, result);
         report.put("scale", result);
+      } else if (providerComparison) {
+        List<Map<String, Object>> sections = new ArrayList<>();
+        try (Sim sim = sim(dir, 0, Math.max(16, workers))) {
+          for (String name : databases) {
+            Path sub = dir.resolve("provider-" + name);
+            BenchDatabase db = database(name, sub);
+            Map<String, Object> section =
+                ProviderComparison.run(
+                    out,
+                    db,
+                    sub,
+                    sim,
+                    new ProviderComparison.Sizes(
+                        items, warmup, workers, skipDbScheduler ? List.of() : schedulerThreads),
+                    configOverrides);
+            failures.addAll(ProviderComparison.failures(section));
+            sections.add(section);
+          }
+        }
+        report.put("providerComparison", sections);
       } else {
         List<Map<String, Object>> throughput = new ArrayList<>();
         for (String name : databases) {
@@ -146,6 +216,12 @@ public final class BenchCommand implements Callable<Integer> {
           .writeValue(json.toFile(), report);
       out.println("results written to " + json);
     }
+    if (!failures.isEmpty()) {
+      // a bench that did not do the work it timed has no figures worth reading
+      System.err.println("bench FAILED:");
+      failures.forEach(f -> System.err.println("  " + f));
+      return 1;
+    }
     return 0;
   }
 
@@ -155,24 +231,34 @@ public final class BenchCommand implements Callable<Integer> {
     out.printf(
         "%nthroughput on %s: %d items, no-op provider (after an untimed warm-up of %d)%n",
         db.name(), items, warmup);
+    printDatabase(out, db);
     FencekeeperBench.Result fk =
-        FencekeeperBench.run(db, dir, items, warmup, workers, new NoopProvider(), configOverrides);
+        FencekeeperBench.run(
+            db,
+            dir,
+            items,
+            warmup,
+            FencekeeperBench.Setup.withProvider(workers, new NoopProvider()),
+            configOverrides);
     printFencekeeper(out, fk);
     Map<String, Object> section = new LinkedHashMap<>();
     section.put("database", db.name());
+    section.put("databaseSettings", db.settings());
+    section.put("databaseCpu", db.server().description());
     section.put("fencekeeper", fk);
     if (!skipPekkoFloor) {
       PekkoFloorBench.Result floor =
           PekkoFloorBench.run(db, dir, items, warmup, workers, configOverrides);
       out.printf(
           "  pekko floor  %2d in flight %8.0f items/s  (bare event-sourced entity per item: start,"
-              + " recover, persist 1 + 2 events, stop; cpu %.0f µs/item + db %.0f µs/item);"
+              + " recover, persist 1 + 2 events, stop; cpu %s µs/item + db %s µs/item);"
               + " Fencekeeper at %.0f%% of it%n",
           floor.concurrency(),
           floor.itemsPerSecond(),
-          1e6 * floor.resources().cpuSeconds() / items,
-          1e6 * floor.resources().databaseCpuSeconds() / items,
+          CpuPer.show(floor.resources().cpuSeconds(), items),
+          CpuPer.show(floor.resources().databaseCpuSeconds(), items),
           100 * fk.itemsPerSecond() / floor.itemsPerSecond());
+      printMachine(out, floor.resources());
       section.put("pekkoFloor", floor);
     }
     if (!skipDbScheduler) {
@@ -182,21 +268,10 @@ public final class BenchCommand implements Callable<Integer> {
       List<DbSchedulerBench.Result> runs = new ArrayList<>();
       for (int threads : schedulerThreads) {
         DbSchedulerBench.Result r = DbSchedulerBench.run(db, items, threads);
-        out.printf(
-            "  db-scheduler %2d threads  %8.0f tasks/s  (%.2f s, %s, cpu %.0f µs/task"
-                + " + db %.0f µs/task)%n",
-            threads,
-            r.tasksPerSecond(),
-            r.seconds(),
-            r.polling(),
-            1e6 * r.resources().cpuSeconds() / items,
-            1e6 * r.resources().databaseCpuSeconds() / items);
+        printDbScheduler(out, r);
         runs.add(r);
       }
-      DbSchedulerBench.Result best =
-          runs.stream()
-              .max(Comparator.comparingDouble(DbSchedulerBench.Result::tasksPerSecond))
-              .orElseThrow();
+      DbSchedulerBench.Result best = best(runs);
       double ratio = fk.itemsPerSecond() / best.tasksPerSecond();
       out.printf(
           "  => Fencekeeper %.0f items/s vs db-scheduler best %.0f tasks/s (%d threads):"
@@ -206,9 +281,13 @@ public final class BenchCommand implements Callable<Integer> {
           best.threads(),
           ratio,
           ratio >= 1 ? "(target met)" : "(target: >= 1.00)");
+      Map<String, Map<String, Double>> perItem =
+          CpuPer.compare(fk.resources(), fk.done(), best.resources(), items, false);
+      out.println("     " + CpuPer.line("item", perItem));
       section.put("dbScheduler", runs);
       section.put("dbSchedulerBestThreads", best.threads());
       section.put("ratio", ratio);
+      section.put("cpuPerItem", perItem);
     }
     return section;
   }
@@ -217,46 +296,72 @@ public final class BenchCommand implements Callable<Integer> {
     Files.createDirectories(dir);
     int c = cap != null ? cap : workers;
     BenchDatabase db = database(databases.get(0), dir);
-    // the sim server gets more request threads than the cap, so it is never the bottleneck
-    try (SimProviderServer sim =
-            SimProviderServer.start(
-                "127.0.0.1",
-                0,
-                SimFaults.NONE.withLatency(providerLatencyMs, 0),
-                1L,
-                Math.max(16, 2 * c));
-        Provider provider =
-            HttpProvider.create(
-                sim.baseUrl(),
-                ProviderSettings.DEFAULT_CONNECT_TIMEOUT,
-                ProviderSettings.DEFAULT_REQUEST_TIMEOUT)) {
+    // the sim gets more request threads than the cap, so it is never the bottleneck
+    try (Sim sim = saturationSim(dir, c)) {
       out.printf(
-          "%nsaturation on %s: %d items, sim provider latency L=%d ms per call, cap C=%d%n",
-          db.name(), saturationItems, providerLatencyMs, c);
+          "%nsaturation on %s: %d items, sim provider latency L=%d ms per call, cap C=%d; %s%n",
+          db.name(), saturationItems, providerLatencyMs, c, sim.description());
+      printDatabase(out, db);
       FencekeeperBench.Result r =
-          FencekeeperBench.run(db, dir, saturationItems, warmup, c, provider, configOverrides);
+          FencekeeperBench.run(
+              db,
+              dir,
+              saturationItems,
+              warmup,
+              FencekeeperBench.Setup.httpProvider(c, sim),
+              configOverrides);
       printFencekeeper(out, r);
+      printCalls(out, r);
       double idealPerCall = saturationItems * providerLatencyMs / 1000.0 / c;
       // every item costs two provider calls, plan (GET) and apply (POST), each delayed by L
       double idealPerItem = 2 * idealPerCall;
+      // ...but the sim's plan has nothing to do for one account in ten: those make one call
+      long calls = r.totalProviderCalls();
+      double idealCallsMade = calls * providerLatencyMs / 1000.0 / c;
       out.printf(
           "  wall %.2f s; ideal N·L/C = %.2f s (ratio %.2f); with 2 calls per item N·2L/C ="
-              + " %.2f s (ratio %.2f; target <= 1.15)%n",
+              + " %.2f s (ratio %.2f); with the %d calls made calls·L/C = %.2f s (ratio %.2f;"
+              + " target <= 1.15)%n",
           r.runSeconds(),
           idealPerCall,
           r.runSeconds() / idealPerCall,
           idealPerItem,
-          r.runSeconds() / idealPerItem);
+          r.runSeconds() / idealPerItem,
+          calls,
+          idealCallsMade,
+          r.runSeconds() / idealCallsMade);
       Map<String, Object> section = new LinkedHashMap<>();
       section.put("latencyMsPerCall", providerLatencyMs);
       section.put("cap", c);
+      section.put("sim", sim.description());
       section.put("providerCallsPerItem", 2);
       section.put("idealSecondsNLC", idealPerCall);
       section.put("idealSecondsTwoCallsPerItem", idealPerItem);
       section.put("ratioToTwoCallIdeal", r.runSeconds() / idealPerItem);
+      section.put("providerCallsMade", calls);
+      section.put("idealSecondsCallsMade", idealCallsMade);
+      section.put("ratioToCallsMadeIdeal", r.runSeconds() / idealCallsMade);
       section.put("run", r);
       return section;
     }
+  }
+
+  /** The provider comparison's sim: the user's, one in this JVM, or (default) its own process. */
+  private Sim sim(Path dir, long latencyMs, int threads) throws Exception {
+    if (simUrl != null) {
+      return Sim.external(simUrl);
+    }
+    return simInProcess
+        ? Sim.inProcess(latencyMs, threads)
+        : Sim.startProcess(dir, latencyMs, threads);
+  }
+
+  /** Saturation sets the latency itself, so it never calls a sim at --sim-url. */
+  private Sim saturationSim(Path dir, int cap) throws Exception {
+    int threads = Math.max(16, 2 * cap);
+    return simInProcess
+        ? Sim.inProcess(providerLatencyMs, threads)
+        : Sim.startProcess(dir, providerLatencyMs, threads);
   }
 
   private BenchDatabase database(String name, Path dir) throws Exception {
@@ -265,13 +370,25 @@ public final class BenchCommand implements Callable<Integer> {
       case "postgres", "postgresql" ->
           dbUrl != null
               ? BenchDatabase.external(dbUrl, dbUser, dbPassword)
-              : BenchDatabase.embeddedPostgres();
+              : BenchDatabase.embeddedPostgres(!embeddedNonDurable);
       case "h2" -> BenchDatabase.h2(dir);
       default -> throw new IllegalArgumentException("--databases: postgres or h2, got " + name);
     };
   }
 
-  private static void printFencekeeper(PrintStream out, FencekeeperBench.Result r) {
+  static DbSchedulerBench.Result best(List<DbSchedulerBench.Result> runs) {
+    return runs.stream()
+        .max(Comparator.comparingDouble(DbSchedulerBench.Result::tasksPerSecond))
+        .orElseThrow();
+  }
+
+  static void printDatabase(PrintStream out, BenchDatabase db) {
+    out.printf(
+        "  database: %s; its CPU: %s%n",
+        db.settings() != null ? db.settings() : "H2 file in this JVM", db.server().description());
+  }
+
+  static void printFencekeeper(PrintStream out, FencekeeperBench.Result r) {
     ResourceMeter.Measured m = r.resources();
     out.printf(
         "  fencekeeper  %2d workers  %8.0f items/s  (%d/%d done, %s, %.2f s; scope staged in"
@@ -284,10 +401,10 @@ public final class BenchCommand implements Callable<Integer> {
         r.runSeconds(),
         r.stagingSeconds());
     out.printf(
-        "    cpu %.0f µs/item (jvm) + %.0f µs/item (postgres); journal events/item %.2f;"
+        "    cpu %s µs/item (jvm) + %s µs/item (database); journal events/item %.2f;"
             + " claim p50 %.1f ms p99 %.1f ms max %.1f ms%n",
-        1e6 * m.cpuSeconds() / Math.max(1, r.done()),
-        1e6 * m.databaseCpuSeconds() / Math.max(1, r.done()),
+        CpuPer.show(m.cpuSeconds(), r.done()),
+        CpuPer.show(m.databaseCpuSeconds(), r.done()),
         r.journalEventsPerItem(),
         r.claimMillis()[0],
         r.claimMillis()[1],
@@ -295,6 +412,40 @@ public final class BenchCommand implements Callable<Integer> {
     out.printf(
         "    heap peak %d MiB (pools), live after GC peak %d MiB%n",
         m.heapPeakBytes() >> 20, m.liveHeapAfterGcPeakBytes() >> 20);
+    printMachine(out, m);
+  }
+
+  /** Provider calls of a Fencekeeper run, and what each cost the node and the sim. */
+  static void printCalls(PrintStream out, FencekeeperBench.Result r) {
+    long calls = r.totalProviderCalls();
+    out.printf(
+        "    provider calls %d %s: node jvm %s µs/call, sim %s µs/call%n",
+        calls,
+        r.providerCalls(),
+        CpuPer.show(r.resources().cpuSeconds(), calls),
+        CpuPer.show(r.resources().simCpuSeconds(), calls));
+  }
+
+  static void printDbScheduler(PrintStream out, DbSchedulerBench.Result r) {
+    out.printf(
+        "  db-scheduler %2d threads  %8.0f tasks/s  (%.2f s, %s, cpu %s µs/task"
+            + " + db %s µs/task)%n",
+        r.threads(),
+        r.tasksPerSecond(),
+        r.seconds(),
+        r.polling(),
+        CpuPer.show(r.resources().cpuSeconds(), r.tasks()),
+        CpuPer.show(r.resources().databaseCpuSeconds(), r.tasks()));
+    printMachine(out, r.resources());
+  }
+
+  /** The shared machine's state over a phase, so every figure carries its noise. */
+  static void printMachine(PrintStream out, ResourceMeter.Measured m) {
+    out.printf(
+        "    machine: load %.2f -> %.2f; foreign cpu %s cores%n",
+        m.loadAverage()[0],
+        m.loadAverage()[1],
+        m.foreignCores() == null ? "n/a" : String.format("%.2f", m.foreignCores()));
   }
 
   private static Map<String, Object> machine() {

@@ -1,5 +1,6 @@
 package io.fencekeeper.bench;
 
+import com.fasterxml.jackson.annotation.JsonProperty;
 import io.fencekeeper.journal.JournalDatabase;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
@@ -16,17 +17,63 @@ import java.sql.Statement;
  * One database both contenders run on: PostgreSQL (embedded, or the one at {@code --db-url}) or an
  * H2 file. Fencekeeper's migrations create the journal; db-scheduler's table is created here, from
  * its documented PostgreSQL schema.
+ *
+ * @param server the processes whose CPU is the database's (PostgreSQL on this machine), or why
+ *     there are none
+ * @param settings what the server says about durability, as it runs (PostgreSQL only)
  */
-record BenchDatabase(String name, String url, String user, String password, boolean postgres)
+record BenchDatabase(
+    String name,
+    String url,
+    String user,
+    String password,
+    boolean postgres,
+    ProcessCpu server,
+    Settings settings)
     implements AutoCloseable {
+
+  /** The server's own word on whether a commit survives a crash. */
+  record Settings(
+      String serverVersion, String fsync, String synchronousCommit, String fullPageWrites) {
+
+    /** Every commit is on disk before it is acknowledged, and a torn page can be repaired. */
+    @JsonProperty("durable")
+    boolean durable() {
+      return fsync.equals("on") && !synchronousCommit.equals("off") && fullPageWrites.equals("on");
+    }
+
+    @Override
+    public String toString() {
+      return "PostgreSQL "
+          + serverVersion
+          + ", fsync="
+          + fsync
+          + " synchronous_commit="
+          + synchronousCommit
+          + " full_page_writes="
+          + fullPageWrites
+          + (durable() ? " (durable)" : " (NOT durable: a crash may lose acknowledged commits)");
+    }
+  }
 
   private static EmbeddedPostgres embedded;
 
-  /** Starts PostgreSQL from the binaries on the class path; one server per JVM. */
-  static synchronized BenchDatabase embeddedPostgres() {
+  /**
+   * Starts PostgreSQL from the binaries on the class path; one server per JVM. Durable unless asked
+   * otherwise: zonky's builder turns {@code synchronous_commit} off and starts the server with
+   * {@code -F} (no fsync), test settings that made every commit cheaper than on a real database.
+   * The {@code -c} options come after {@code -F}, so they win.
+   */
+  static synchronized BenchDatabase embeddedPostgres(boolean durable) {
     if (embedded == null) {
+      String on = durable ? "on" : "off";
       try {
-        embedded = EmbeddedPostgres.builder().start();
+        embedded =
+            EmbeddedPostgres.builder()
+                .setServerConfig("fsync", on)
+                .setServerConfig("synchronous_commit", on)
+                .setServerConfig("full_page_writes", on)
+                .start();
       } catch (IOException e) {
         throw new UncheckedIOException("embedded PostgreSQL did not start", e);
       }
@@ -38,17 +85,45 @@ record BenchDatabase(String name, String url, String user, String password, bool
     } catch (SQLException e) {
       throw new IllegalStateException("could not create database " + database, e);
     }
-    return new BenchDatabase(
-        "postgresql (embedded)", embedded.getJdbcUrl("postgres", database), "postgres", "", true);
+    return postgres(
+        "postgresql (embedded)", embedded.getJdbcUrl("postgres", database), "postgres", "");
   }
 
   static BenchDatabase external(String url, String user, String password) {
-    return new BenchDatabase(
-        "postgresql (" + url + ")", url, user, password, url.startsWith("jdbc:postgresql:"));
+    if (!url.startsWith("jdbc:postgresql:")) {
+      throw new IllegalArgumentException("--db-url: a jdbc:postgresql: URL, got " + url);
+    }
+    return postgres("postgresql (" + url + ")", url, user, password);
   }
 
   static BenchDatabase h2(Path dataDir) {
-    return new BenchDatabase("h2 (file)", JournalDatabase.embeddedH2Url(dataDir), "sa", "", false);
+    return new BenchDatabase(
+        "h2 (file)",
+        JournalDatabase.embeddedH2Url(dataDir),
+        "sa",
+        "",
+        false,
+        ProcessCpu.notMeasured("in this JVM (H2): part of the JVM's CPU"),
+        null);
+  }
+
+  /** Asks the server for its durability settings and finds its processes on this machine. */
+  private static BenchDatabase postgres(String name, String url, String user, String password) {
+    try (Connection c = DriverManager.getConnection(url, user, password);
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "SELECT current_setting('server_version'), current_setting('fsync'),"
+                    + " current_setting('synchronous_commit'),"
+                    + " current_setting('full_page_writes')")) {
+      rs.next();
+      Settings settings =
+          new Settings(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4));
+      return new BenchDatabase(
+          name, url, user, password, true, PostmasterLocator.locate(c, url), settings);
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not reach " + url, e);
+    }
   }
 
   Connection connect() throws SQLException {

@@ -31,8 +31,12 @@ final class FencekeeperBench {
 
   static final LocalDate BUSINESS_DATE = LocalDate.of(2026, 11, 29);
 
+  /** Every account of a bench scope has this one cursor: {@code acct-<i>,c1}. */
+  static final String CURSOR = "c1";
+
   record Result(
       String database,
+      String job,
       int items,
       int workers,
       long done,
@@ -42,7 +46,44 @@ final class FencekeeperBench {
       double itemsPerSecond,
       ResourceMeter.Measured resources,
       double journalEventsPerItem,
-      double[] claimMillis) {}
+      double[] claimMillis,
+      Map<String, Long> providerCalls) {
+
+    /** Provider calls the workers made, failed ones included. */
+    long totalProviderCalls() {
+      return providerCalls.entrySet().stream()
+          .filter(e -> !e.getKey().equals("failed"))
+          .mapToLong(Map.Entry::getValue)
+          .sum();
+    }
+  }
+
+  /**
+   * The node under test: its worker pool, and its provider, either given ({@code provider}) or the
+   * one its configuration describes ({@code provider} null, {@code fencekeeper.provider} in {@code
+   * config}), as an operator would set it.
+   *
+   * @param sim the sim provider's process, metered beside the node when there is one
+   */
+  record Setup(int workers, Provider provider, Map<String, Object> config, ProcessCpu sim) {
+
+    static Setup withProvider(int workers, Provider provider) {
+      return new Setup(workers, provider, Map.of(), ProcessCpu.notMeasured("no sim process"));
+    }
+
+    /** {@code FENCEKEEPER_PROVIDER=http}, {@code FENCEKEEPER_PROVIDER_URL} = the sim. */
+    static Setup httpProvider(int workers, Sim sim) {
+      return new Setup(
+          workers,
+          null,
+          Map.of(
+              "fencekeeper.provider.kind",
+              "http",
+              "fencekeeper.provider.url",
+              sim.baseUrl().toString()),
+          sim.cpu());
+    }
+  }
 
   private FencekeeperBench() {}
 
@@ -51,24 +92,32 @@ final class FencekeeperBench {
       Path workDir,
       int items,
       int warmupItems,
-      int workers,
-      Provider provider,
+      Setup setup,
       Map<String, String> configOverrides)
       throws Exception {
     Path scope = writeScope(workDir, "acct-", items);
     String job = "bench-" + Long.toString(System.currentTimeMillis(), 36);
-    Map<String, Object> overrides = nodeOverrides(db, workDir, configOverrides);
+    int workers = setup.workers();
+    Map<String, Object> overrides = new HashMap<>();
+    // the cap is the experiment's variable here: the governor is opened to the worker count, so it
+    // never second-guesses it (--set fencekeeper.governor.* still overrides)
+    overrides.put("fencekeeper.governor.normal-cap", workers);
+    overrides.put("fencekeeper.governor.burst-cap", workers);
+    overrides.put("fencekeeper.governor.min-cap", 1);
+    overrides.putAll(setup.config());
+    overrides.putAll(nodeOverrides(db, workDir, configOverrides));
     ClaimTimings[] timings = new ClaimTimings[1];
-    try (FencekeeperNode node =
+    ProviderCallCounter calls = new ProviderCallCounter();
+    FencekeeperNode.Builder builder =
         FencekeeperNode.builder(NodeConfig.load(Optional.empty(), overrides))
-            .provider(provider)
             .workers(workers)
-            // the cap is the experiment's variable here: the governor must not second-guess it
-            .governor(
-                io.fencekeeper.run.governor.GovernorSettings.defaults()
-                    .withCaps(workers, workers, 1))
-            .workerGateway(g -> timings[0] = new ClaimTimings(g, Math.min(items, 2_000_000) + 1024))
-            .start()) {
+            .attemptListener(calls)
+            .workerGateway(
+                g -> timings[0] = new ClaimTimings(g, Math.min(items, 2_000_000) + 1024));
+    if (setup.provider() != null) {
+      builder.provider(setup.provider());
+    }
+    try (FencekeeperNode node = builder.start()) {
       node.awaitUp(Duration.ofSeconds(60));
       if (warmupItems > 0) {
         // JIT compilation, shard allocation and pool growth happen once per node, not per run:
@@ -81,12 +130,13 @@ final class FencekeeperBench {
           Files.deleteIfExists(warmupScope);
         }
         timings[0].reset();
+        calls.reset();
       }
       long stagingStarted = System.nanoTime();
       RunCoordinator.Created created = create(node, job, scope, items);
       double staging = (System.nanoTime() - stagingStarted) / 1e9;
       RunView run = created.run();
-      try (ResourceMeter meter = ResourceMeter.start()) {
+      try (ResourceMeter meter = ResourceMeter.start(db.server(), setup.sim())) {
         run = awaitEnd(node, run);
         ResourceMeter.Measured measured = meter.stop();
         double runSeconds =
@@ -97,6 +147,7 @@ final class FencekeeperBench {
         long events = db.journalEvents("WorkItem|" + job + "/");
         return new Result(
             db.name(),
+            job,
             items,
             workers,
             done,
@@ -106,7 +157,8 @@ final class FencekeeperBench {
             done / runSeconds,
             measured,
             done == 0 ? 0 : events / (double) done,
-            timings[0].percentilesMillis());
+            timings[0].percentilesMillis(),
+            calls.snapshot());
       }
     } finally {
       Files.deleteIfExists(scope);
@@ -165,7 +217,7 @@ final class FencekeeperBench {
       for (int i = 0; i < items; i++) {
         out.write(prefix);
         out.write(Integer.toString(i));
-        out.write(",c1\n");
+        out.write("," + CURSOR + "\n");
       }
     }
     return csv;

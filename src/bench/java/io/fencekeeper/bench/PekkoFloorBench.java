@@ -142,7 +142,7 @@ final class PekkoFloorBench {
                       })));
       String prefix = "floor-" + Long.toString(System.currentTimeMillis(), 36);
       drive(sharding, prefix + "-warmup-", warmupItems, concurrency);
-      try (ResourceMeter meter = ResourceMeter.start()) {
+      try (ResourceMeter meter = ResourceMeter.start(db.server())) {
         drive(sharding, prefix + "-", items, concurrency);
         ResourceMeter.Measured measured = meter.stop();
         return new Result(

@@ -1,45 +1,61 @@
 package io.fencekeeper.bench;
 
 import com.sun.management.GarbageCollectionNotificationInfo;
-import java.io.IOException;
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
 import java.lang.management.MemoryUsage;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.stream.Stream;
 import javax.management.NotificationEmitter;
 import javax.management.NotificationListener;
 import javax.management.openmbean.CompositeData;
 
 /**
- * What one phase of the bench cost this process: wall time, CPU time (this JVM, and separately the
- * local PostgreSQL server processes when there are any), the heap's high-water mark (the pools'
- * peak usage, and the largest heap still in use right after a collection: the live set).
+ * What one phase of the bench cost: wall time; CPU time of this JVM, of the bench's own PostgreSQL
+ * server (its postmaster's process tree, {@link ProcessCpu}) and of the sim provider's process when
+ * there is one; what the rest of the machine used meanwhile (the shared machine's noise), with the
+ * load average; and the heap's high-water mark (the pools' peak usage, and the largest heap still
+ * in use right after a collection: the live set).
  */
 final class ResourceMeter implements AutoCloseable {
 
+  /**
+   * @param cpuSeconds this JVM's CPU time
+   * @param databaseCpuSeconds the bench's PostgreSQL server's CPU time; null when not measured (a
+   *     remote server; H2, whose work is in {@code cpuSeconds})
+   * @param simCpuSeconds the sim provider process's CPU time; null without one
+   * @param foreignCores CPU the machine spent outside this JVM and the measured processes, in cores
+   *     on average over the phase (other people's work, and a database not measured here); null
+   *     without /proc
+   * @param loadAverage the one-minute load average at the start and at the end of the phase
+   */
   record Measured(
       double wallSeconds,
       double cpuSeconds,
-      double databaseCpuSeconds,
+      Double databaseCpuSeconds,
+      Double simCpuSeconds,
+      Double foreignCores,
+      double[] loadAverage,
       long heapPeakBytes,
       long liveHeapAfterGcPeakBytes) {}
 
-  private static final long CLOCK_TICKS_PER_SECOND = 100; // USER_HZ on Linux
-
+  private final ProcessCpu database;
+  private final ProcessCpu sim;
+  private final double startedLoad;
   private final long startedNanos;
   private final long startedCpuNanos;
   private final long startedDbTicks;
+  private final long startedSimTicks;
+  private final long startedMachineTicks;
   private final AtomicLong liveAfterGc = new AtomicLong();
   private final List<Runnable> unsubscribe = new ArrayList<>();
 
-  private ResourceMeter() {
+  private ResourceMeter(ProcessCpu database, ProcessCpu sim) {
+    this.database = database;
+    this.sim = sim;
     for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
       if (pool.getType() == MemoryType.HEAP) {
         pool.resetPeakUsage();
@@ -72,19 +88,38 @@ final class ResourceMeter implements AutoCloseable {
             });
       }
     }
-    this.startedDbTicks = databaseCpuTicks();
+    this.startedLoad = loadAverage();
+    this.startedMachineTicks = ProcessCpu.machineBusyTicks(ProcessCpu.PROC);
+    this.startedDbTicks = database.ticks();
+    this.startedSimTicks = sim.ticks();
     this.startedCpuNanos = processCpuNanos();
     this.startedNanos = System.nanoTime();
   }
 
-  static ResourceMeter start() {
-    return new ResourceMeter();
+  /** Meters this JVM and the database server's processes. */
+  static ResourceMeter start(ProcessCpu database) {
+    return new ResourceMeter(database, ProcessCpu.notMeasured("no sim process"));
+  }
+
+  /** Meters this JVM, the database server's processes and the sim provider's process. */
+  static ResourceMeter start(ProcessCpu database, ProcessCpu sim) {
+    return new ResourceMeter(database, sim);
   }
 
   Measured stop() {
     double wall = (System.nanoTime() - startedNanos) / 1e9;
     double cpu = (processCpuNanos() - startedCpuNanos) / 1e9;
-    double dbCpu = (databaseCpuTicks() - startedDbTicks) / (double) CLOCK_TICKS_PER_SECOND;
+    Double dbCpu = seconds(startedDbTicks, database.ticks());
+    Double simCpu = seconds(startedSimTicks, sim.ticks());
+    long machineTicks = ProcessCpu.machineBusyTicks(ProcessCpu.PROC);
+    Double foreign =
+        startedMachineTicks < 0 || machineTicks < 0
+            ? null
+            : ((machineTicks - startedMachineTicks) / (double) ProcessCpu.CLOCK_TICKS_PER_SECOND
+                    - cpu
+                    - (dbCpu == null ? 0 : dbCpu)
+                    - (simCpu == null ? 0 : simCpu))
+                / wall;
     long peak = 0;
     for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
       if (pool.getType() == MemoryType.HEAP) {
@@ -92,7 +127,26 @@ final class ResourceMeter implements AutoCloseable {
         peak += usage == null ? 0 : usage.getUsed();
       }
     }
-    return new Measured(wall, cpu, dbCpu, peak, liveAfterGc.get());
+    return new Measured(
+        wall,
+        cpu,
+        dbCpu,
+        simCpu,
+        foreign,
+        new double[] {startedLoad, loadAverage()},
+        peak,
+        liveAfterGc.get());
+  }
+
+  /** Seconds between two tick counts of one process tree; null if either is missing. */
+  private static Double seconds(long startTicks, long endTicks) {
+    return startTicks < 0 || endTicks < 0
+        ? null
+        : (endTicks - startTicks) / (double) ProcessCpu.CLOCK_TICKS_PER_SECOND;
+  }
+
+  private static double loadAverage() {
+    return ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
   }
 
   @Override
@@ -111,42 +165,5 @@ final class ResourceMeter implements AutoCloseable {
       return os.getProcessCpuTime();
     }
     return 0;
-  }
-
-  /**
-   * User plus system time of every live process named {@code postgres} on this machine, in clock
-   * ticks: the database's share of the work, which process CPU of the JVM does not include.
-   * Backends that exit during the phase take their ticks with them, so this is a lower bound.
-   */
-  static long databaseCpuTicks() {
-    Path proc = Path.of("/proc");
-    if (!Files.isDirectory(proc)) {
-      return 0;
-    }
-    long ticks = 0;
-    try (Stream<Path> entries = Files.list(proc)) {
-      for (Path dir : (Iterable<Path>) entries::iterator) {
-        String pid = dir.getFileName().toString();
-        if (!pid.chars().allMatch(Character::isDigit)) {
-          continue;
-        }
-        try {
-          String stat = Files.readString(dir.resolve("stat"));
-          int open = stat.indexOf('(');
-          int close = stat.lastIndexOf(')');
-          if (open < 0 || close < 0 || !stat.substring(open + 1, close).equals("postgres")) {
-            continue;
-          }
-          String[] fields = stat.substring(close + 2).split(" ");
-          // fields[11] and [12] are utime and stime (fields 14 and 15 of proc(5))
-          ticks += Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
-        } catch (IOException | RuntimeException vanished) {
-          // the process ended while we looked
-        }
-      }
-    } catch (IOException e) {
-      return 0;
-    }
-    return ticks;
   }
 }

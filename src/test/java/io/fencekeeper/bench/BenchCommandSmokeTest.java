@@ -1,10 +1,14 @@
 package io.fencekeeper.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -13,22 +17,25 @@ class BenchCommandSmokeTest {
 
   @TempDir Path dir;
 
+  /** Runs the bench on H2, small, with {@code args} added; answers its JSON report. */
+  private JsonNode bench(String... args) throws Exception {
+    Path json = dir.resolve("bench.json");
+    List<String> all = new ArrayList<>(List.of(args));
+    all.addAll(
+        List.of(
+            "--workers=4",
+            "--warmup=10",
+            "--databases=h2",
+            "--scheduler-threads=2",
+            "--work-dir=" + dir,
+            "--json=" + json));
+    assertEquals(0, BenchMain.commandLine().execute(all.toArray(String[]::new)));
+    return new ObjectMapper().readTree(json.toFile());
+  }
+
   @Test
   void benchOnH2ReportsEveryItemDoneWithItsFullAuditTrail() throws Exception {
-    Path json = dir.resolve("bench.json");
-    int exit =
-        BenchMain.commandLine()
-            .execute(
-                "--items=30",
-                "--workers=4",
-                "--warmup=10",
-                "--databases=h2",
-                "--scheduler-threads=2",
-                "--work-dir=" + dir,
-                "--json=" + json);
-    assertEquals(0, exit);
-
-    JsonNode section = new ObjectMapper().readTree(json.toFile()).get("throughput").get(0);
+    JsonNode section = bench("--items=30").get("throughput").get(0);
     JsonNode fencekeeper = section.get("fencekeeper");
     // the warm-up's 10 items are a run of their own: neither counted nor timed here
     assertEquals(30, fencekeeper.get("done").asInt());
@@ -38,5 +45,42 @@ class BenchCommandSmokeTest {
     assertEquals(30, section.get("dbScheduler").get(0).get("tasks").asInt());
     // the floor bench fails the command if any of its items is not claimed and completed
     assertEquals(30, section.get("pekkoFloor").get("items").asInt());
+    // H2 runs inside this JVM: its CPU is the JVM's, not a server's to be found in /proc
+    assertTrue(fencekeeper.get("resources").get("databaseCpuSeconds").isNull());
+    assertTrue(section.get("cpuPerItem").get("jvm").get("fencekeeperMicros").asDouble() > 0);
+    assertTrue(section.get("cpuPerItem").get("database").get("ratio").isNull());
+  }
+
+  @Test
+  void providerComparisonAppliesOneEffectPerItemOnBothSidesThroughASimProcess() throws Exception {
+    JsonNode section =
+        bench("--provider-comparison", "--items=40").get("providerComparison").get(0);
+    // the sim ran as a process of its own, and its CPU was read from /proc
+    assertTrue(section.get("sim").asText().contains("own process"), section.get("sim").asText());
+    assertTrue(Files.readString(dir.resolve("sim-provider.log")).contains("listening on"));
+    JsonNode fencekeeper = section.get("fencekeeper");
+    assertEquals(40, fencekeeper.get("done").asInt());
+    assertTrue(fencekeeper.get("resources").get("simCpuSeconds").asDouble() > 0);
+    JsonNode checks = section.get("ledgerChecks");
+    assertEquals(2, checks.size());
+    int toApply = checks.get(0).get("toApply").asInt();
+    // the sim's plan has nothing to do for one account in ten: both kinds occur among 40
+    assertTrue(toApply > 0 && toApply < 40, "items with an action: " + toApply);
+    for (JsonNode check : checks) {
+      assertEquals(toApply, check.get("toApply").asInt(), check.toString());
+      assertEquals(toApply, check.get("appliedOnce").asInt(), check.toString());
+      assertEquals(0, check.get("missing").asInt());
+      assertEquals(0, check.get("appliedMoreThanOnce").asInt());
+      assertEquals(0, check.get("unexpected").asInt());
+      assertTrue(check.get("ok").asBoolean());
+    }
+    // every item was planned; those with an action were applied, one call each
+    assertEquals(40, fencekeeper.get("providerCalls").get("plan").asInt());
+    assertEquals(toApply, fencekeeper.get("providerCalls").get("apply").asInt());
+    JsonNode dbScheduler = section.get("dbScheduler").get(0);
+    assertEquals(40 + toApply, dbScheduler.get("calls").asInt());
+    assertEquals(0, dbScheduler.get("failures").asInt());
+    assertEquals(0, section.get("failures").size());
+    assertTrue(section.get("cpuPerCall").get("sim").get("fencekeeperMicros").asDouble() > 0);
   }
 }

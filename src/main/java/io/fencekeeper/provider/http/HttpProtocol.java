@@ -9,6 +9,8 @@ import com.fasterxml.jackson.datatype.jdk8.Jdk8Module;
 import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.provider.Plan;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
 
 /**
  * The wire contract of the provider protocol (docs/provider-protocol.md), shared by the http client
@@ -46,6 +48,26 @@ public final class HttpProtocol {
           .build();
 
   private HttpProtocol() {}
+
+  /**
+   * {@code GET /v1/plans} for one item, relative to the provider's base URL, with the query values
+   * percent-encoded.
+   */
+  public static String planPath(ItemId item) {
+    return PLANS_PATH
+        + "?job="
+        + queryValue(item.job())
+        + "&businessDate="
+        + queryValue(item.businessDate().toString())
+        + "&accountId="
+        + queryValue(item.accountId())
+        + "&cursor="
+        + queryValue(item.cursor());
+  }
+
+  private static String queryValue(String value) {
+    return URLEncoder.encode(value, StandardCharsets.UTF_8);
+  }
 
   /** The one JSON mapping of the protocol: ISO-8601 instants, unknown fields ignored. */
   public static ObjectMapper json() {

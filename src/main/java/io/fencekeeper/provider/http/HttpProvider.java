@@ -76,18 +76,7 @@ public final class HttpProvider implements Provider {
 
   @Override
   public CompletionStage<Plan> plan(ItemId item) {
-    URI uri =
-        URI.create(
-            baseUrl
-                + HttpProtocol.PLANS_PATH
-                + "?job="
-                + queryValue(item.job())
-                + "&businessDate="
-                + queryValue(item.businessDate().toString())
-                + "&accountId="
-                + queryValue(item.accountId())
-                + "&cursor="
-                + queryValue(item.cursor()));
+    URI uri = URI.create(baseUrl + HttpProtocol.planPath(item));
     HttpRequest request = get(uri);
     return send(request, false, response -> readOk(response, Plan.class, false));
   }
@@ -301,10 +290,6 @@ public final class HttpProvider implements Provider {
       cause = cause.getCause();
     }
     return cause;
-  }
-
-  private static String queryValue(String value) {
-    return URLEncoder.encode(value, StandardCharsets.UTF_8);
   }
 
   private static String pathSegment(String value) {
