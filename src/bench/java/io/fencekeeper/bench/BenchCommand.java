@@ -217,7 +217,7 @@ public final class BenchCommand implements Callable<Integer> {
     Files.createDirectories(dir);
     int c = cap != null ? cap : workers;
     BenchDatabase db = database(databases.get(0), dir);
-    // the sim server gets more request threads than the cap, so it is never the bottleneck
+    // the client gets more connections than the cap, so neither side is the bottleneck
     try (SimProviderServer sim =
             SimProviderServer.start(
                 "127.0.0.1",
@@ -229,7 +229,8 @@ public final class BenchCommand implements Callable<Integer> {
             HttpProvider.create(
                 sim.baseUrl(),
                 ProviderSettings.DEFAULT_CONNECT_TIMEOUT,
-                ProviderSettings.DEFAULT_REQUEST_TIMEOUT)) {
+                ProviderSettings.DEFAULT_REQUEST_TIMEOUT,
+                Math.max(HttpProvider.DEFAULT_MAX_CONNECTIONS, 2 * c))) {
       out.printf(
           "%nsaturation on %s: %d items, sim provider latency L=%d ms per call, cap C=%d%n",
           db.name(), saturationItems, providerLatencyMs, c);
