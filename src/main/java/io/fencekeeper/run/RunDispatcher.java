@@ -506,16 +506,16 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
   private boolean suspect(ItemId item) {
     Optional<Address> suspected = deps.shards().suspect(item, self, SUSPECT_FOR);
     suspected.ifPresent(
-            member ->
-                getContext()
-                    .getLog()
-                    .warn(
-                        "run {}: a claim on {} was not answered: no work on items of {} for {}"
-                            + " unless the failure detector decides first",
-                        run.runId(),
-                        item.value(),
-                        member,
-                        SUSPECT_FOR));
+        member ->
+            getContext()
+                .getLog()
+                .warn(
+                    "run {}: a claim on {} was not answered: no work on items of {} for {}"
+                        + " unless the failure detector decides first",
+                    run.runId(),
+                    item.value(),
+                    member,
+                    SUSPECT_FOR));
     return suspected.isPresent();
   }
 

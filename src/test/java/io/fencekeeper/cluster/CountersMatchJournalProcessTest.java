@@ -54,8 +54,8 @@ class CountersMatchJournalProcessTest {
    * A failure detector slower than the pause: the paused node stays a member and comes back with
    * its workers mid-attempt. The lease stays at the test's 5 s. Two faults in a row can end two
    * holders of one innocent item (paused on node 3, then taken over on node 1 and killed there),
-   * which the default quarantine rule reads as a poison item; the run is meant to succeed here,
-   * so quarantine waits for a third lost holder.
+   * which the default quarantine rule reads as a poison item; the run is meant to succeed here, so
+   * quarantine waits for a third lost holder.
    */
   private static final Map<String, Object> PATIENT_DETECTOR =
       Map.of(
