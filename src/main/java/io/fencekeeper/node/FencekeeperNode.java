@@ -361,7 +361,7 @@ public final class FencekeeperNode implements AutoCloseable {
               ProviderFactory.Started provider =
                   name.equals(ProviderName.DEFAULT) && b.provider != null
                       ? new ProviderFactory.Started(b.provider, Optional.empty())
-                      : ProviderFactory.start(entry.settings());
+                      : ProviderFactory.start(entry.settings(), system, workers);
               providers.put(name, provider);
               attempts.put(
                   name,

@@ -15,8 +15,8 @@ import java.util.TreeMap;
  * The providers a node knows (docs/design.md, "Provider budgets"): {@code fencekeeper.provider} is
  * the one named {@value ProviderName#DEFAULT} (so {@code FENCEKEEPER_PROVIDER} / {@code _URL} keep
  * working), and every block of {@code fencekeeper.providers} is one more, by its name. Each has its
- * settings (kind, url, ...) and its budget ({@code max-in-flight}, {@code max-rate}); {@code
- * fencekeeper.budget} says how the budgets are leased.
+ * settings (kind, url, ..., its own {@code http.max-connections}) and its budget ({@code
+ * max-in-flight}, {@code max-rate}); {@code fencekeeper.budget} says how the budgets are leased.
  *
  * @param permitLease how long a node may use permits without renewing them: a dead node's permits
  *     come back after it
@@ -125,6 +125,13 @@ public record ProviderCatalog(
                         statements.getInt("threads"), statements.getInt("queue-capacity")));
           }
         };
+    if (block.hasPath("http.max-connections")) {
+      try {
+        settings = settings.withMaxConnections(block.getInt("http.max-connections"));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(path + ".http.max-connections: " + e.getMessage(), e);
+      }
+    }
     return withTimeouts(settings, block);
   }
 

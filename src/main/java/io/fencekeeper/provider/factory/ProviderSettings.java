@@ -18,6 +18,8 @@ import java.util.Locale;
  * @param simFaults fault knobs of the in-process simulated provider
  * @param simSeed seed of the simulated provider's random fault decisions
  * @param jdbc target database and statements (jdbc only)
+ * @param maxConnections the most connections to the provider (http, sim); 0 = one per worker of the
+ *     node ({@code fencekeeper.provider.http.max-connections})
  */
 public record ProviderSettings(
     Kind kind,
@@ -26,7 +28,8 @@ public record ProviderSettings(
     Duration requestTimeout,
     SimFaults simFaults,
     long simSeed,
-    JdbcProviderSettings jdbc) {
+    JdbcProviderSettings jdbc,
+    int maxConnections) {
 
   public enum Kind {
     SIM,
@@ -62,9 +65,31 @@ public record ProviderSettings(
     requirePositive("connectTimeout", connectTimeout);
     requirePositive("requestTimeout", requestTimeout);
     simFaults = simFaults == null ? SimFaults.NONE : simFaults;
+    if (maxConnections < 0) {
+      throw new IllegalArgumentException(
+          "maxConnections must be >= 0 (0 = one per worker), got " + maxConnections);
+    }
   }
 
-  /** The embedded default: an in-process simulated provider without faults. */
+  /** Without a connection limit of its own: one connection per worker. */
+  public ProviderSettings(
+      Kind kind,
+      URI url,
+      Duration connectTimeout,
+      Duration requestTimeout,
+      SimFaults simFaults,
+      long simSeed,
+      JdbcProviderSettings jdbc) {
+    this(kind, url, connectTimeout, requestTimeout, simFaults, simSeed, jdbc, 0);
+  }
+
+  /**
+   * The connections for a node with {@code workers} workers: the configured number, or one each.
+   */
+  public int connectionsFor(int workers) {
+    return maxConnections > 0 ? maxConnections : Math.max(1, workers);
+  }
+
   /**
    * Reads a provider block of the node's configuration ({@code fencekeeper.provider}): {@code kind}
    * is {@code sim}, {@code http} (the base URL in {@code url}) or {@code jdbc} (the target
@@ -74,14 +99,16 @@ public record ProviderSettings(
   public static ProviderSettings fromConfig(Config block) {
     Kind kind = Kind.parse(block.getString("kind"));
     String url = block.getString("url").trim();
+    int maxConnections =
+        block.hasPath("http.max-connections") ? block.getInt("http.max-connections") : 0;
     return switch (kind) {
-      case SIM -> sim();
+      case SIM -> sim().withMaxConnections(maxConnections);
       case HTTP -> {
         if (url.isEmpty()) {
           throw new IllegalArgumentException(
               "FENCEKEEPER_PROVIDER=http needs FENCEKEEPER_PROVIDER_URL (the provider's base URL)");
         }
-        yield http(URI.create(url));
+        yield http(URI.create(url)).withMaxConnections(maxConnections);
       }
       case JDBC -> {
         if (url.isEmpty()) {
@@ -99,6 +126,7 @@ public record ProviderSettings(
     };
   }
 
+  /** The embedded default: an in-process simulated provider without faults. */
   public static ProviderSettings sim() {
     return new ProviderSettings(Kind.SIM, null, null, null, SimFaults.NONE, 1L, null);
   }
@@ -113,7 +141,12 @@ public record ProviderSettings(
 
   public ProviderSettings withTimeouts(Duration connectTimeout, Duration requestTimeout) {
     return new ProviderSettings(
-        kind, url, connectTimeout, requestTimeout, simFaults, simSeed, jdbc);
+        kind, url, connectTimeout, requestTimeout, simFaults, simSeed, jdbc, maxConnections);
+  }
+
+  public ProviderSettings withMaxConnections(int maxConnections) {
+    return new ProviderSettings(
+        kind, url, connectTimeout, requestTimeout, simFaults, simSeed, jdbc, maxConnections);
   }
 
   private static void requirePositive(String field, Duration value) {

@@ -3,6 +3,8 @@ package io.fencekeeper.provider.http;
 import static io.fencekeeper.provider.http.HttpProtocol.json;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.provider.Plan;
 import io.fencekeeper.provider.Provider;
@@ -12,73 +14,232 @@ import io.fencekeeper.provider.Receipt;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
-import java.net.URLEncoder;
-import java.net.http.HttpClient;
-import java.net.http.HttpConnectTimeoutException;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
+import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
+import org.apache.pekko.actor.ActorSystem;
+import org.apache.pekko.actor.ClassicActorSystemProvider;
+import org.apache.pekko.event.Logging;
+import org.apache.pekko.event.LoggingAdapter;
+import org.apache.pekko.http.javadsl.Http;
+import org.apache.pekko.http.javadsl.HttpsConnectionContext;
+import org.apache.pekko.http.javadsl.model.ContentTypes;
+import org.apache.pekko.http.javadsl.model.HttpEntities;
+import org.apache.pekko.http.javadsl.model.HttpEntity;
+import org.apache.pekko.http.javadsl.model.HttpHeader;
+import org.apache.pekko.http.javadsl.model.HttpMethods;
+import org.apache.pekko.http.javadsl.model.HttpRequest;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.model.Query;
+import org.apache.pekko.http.javadsl.model.ResponseEntity;
+import org.apache.pekko.http.javadsl.model.Uri;
+import org.apache.pekko.http.javadsl.model.headers.RawHeader;
+import org.apache.pekko.http.javadsl.settings.ConnectionPoolSettings;
+import org.apache.pekko.http.scaladsl.model.EntityStreamSizeException;
+import org.apache.pekko.japi.Pair;
+import org.apache.pekko.stream.BufferOverflowException;
+import org.apache.pekko.stream.Materializer;
+import org.apache.pekko.stream.StreamTcpException;
+import org.apache.pekko.stream.SystemMaterializer;
+import org.apache.pekko.stream.javadsl.Sink;
+import org.apache.pekko.util.ByteString;
 
 /**
- * A provider reached over the documented HTTP protocol (docs/provider-protocol.md), on the JDK's
- * asynchronous {@link HttpClient}: no call ever blocks the caller's thread.
+ * A provider reached over the documented HTTP protocol (docs/provider-protocol.md), on a Pekko HTTP
+ * host connection pool ({@code singleRequest} with this provider's pool settings) that runs on the
+ * actor system's dispatcher: on a node, the node's own one pool of threads, with no client threads
+ * of its own and no timer per request. No call ever blocks the caller's thread, and the caller's
+ * continuations run on that dispatcher, never on the common pool.
  *
  * <p>The one rule that matters most: once a mutation may have left this process, a failure is
  * {@link ProviderError.Ambiguous}, never a plain failure, because the provider may have applied it.
+ *
+ * <p>How a request ends when the provider never answers: the pool's connections have an idle
+ * timeout of {@code requestTimeout}. Once a request is written, nothing moves on its connection
+ * until the answer comes, so after {@code requestTimeout} of silence Pekko closes the connection
+ * and the request fails with a {@code TcpIdleTimeoutException}: "no answer within the request
+ * timeout", {@link ProviderError.Ambiguous} on {@code POST /v1/cleanups} and {@link
+ * ProviderError.Transient} on a {@code GET}. An answer whose body trickles in is cut off by the
+ * same timeout ({@code toStrict}). A pooled connection that is merely idle between requests is
+ * retired by the pool's keep-alive timeout (half the request timeout, at most 5 s) before the idle
+ * timeout could fire on it, so the idle timeout only ever ends a request that is waiting for its
+ * answer. (Pekko checks idleness with one periodic tick per connection on the actor system's
+ * scheduler: once a second when the request timeout is longer than that.)
  */
 public final class HttpProvider implements Provider {
 
+  /** Connections of a provider started outside a node (tests, the bench): a worker pool's worth. */
+  public static final int DEFAULT_MAX_CONNECTIONS = 64;
+
+  /**
+   * The most bytes of an answer's body that are read: the protocol's answers are a few hundred
+   * bytes; a provider (or a proxy in front of it) answering more is cut off with an error instead
+   * of filling the node's memory.
+   */
+  public static final int MAX_RESPONSE_BYTES = 256 * 1024;
+
   private static final Duration DEFAULT_RETRY_AFTER = Duration.ofSeconds(1);
+  private static final HttpHeader ACCEPT_JSON = RawHeader.create("Accept", "application/json");
+  private static final Duration MAX_KEEP_ALIVE = Duration.ofSeconds(5);
 
   private final URI baseUrl;
+  private final Uri plans;
+  private final Uri cleanups;
   private final Duration requestTimeout;
-  private final HttpClient client;
-  private final AutoCloseable ownedResource;
+  private final Http http;
+  private final HttpsConnectionContext tls;
+  private final ConnectionPoolSettings pool;
+  private final LoggingAdapter log;
+  private final Materializer materializer;
+  private final Executor executor;
+  private final ActorSystem ownedSystem;
+  private final List<AutoCloseable> ownedResources = new CopyOnWriteArrayList<>();
+  private volatile boolean closed;
 
   private HttpProvider(
-      URI baseUrl, Duration connectTimeout, Duration requestTimeout, AutoCloseable ownedResource) {
+      ClassicActorSystemProvider system,
+      URI baseUrl,
+      Duration connectTimeout,
+      Duration requestTimeout,
+      int maxConnections,
+      ActorSystem ownedSystem) {
     String url = baseUrl.toString();
-    this.baseUrl = URI.create(url.endsWith("/") ? url.substring(0, url.length() - 1) : url);
+    url = url.endsWith("/") ? url.substring(0, url.length() - 1) : url;
+    String scheme = baseUrl.getScheme() == null ? "" : baseUrl.getScheme().toLowerCase();
+    if (!scheme.equals("http") && !scheme.equals("https")) {
+      throw new IllegalArgumentException("the provider's URL must be http or https: " + baseUrl);
+    }
+    if (maxConnections < 1) {
+      throw new IllegalArgumentException(
+          "maxConnections must be at least 1, got " + maxConnections);
+    }
+    this.baseUrl = URI.create(url);
+    this.plans = Uri.create(url + HttpProtocol.PLANS_PATH);
+    this.cleanups = Uri.create(url + HttpProtocol.CLEANUPS_PATH);
     this.requestTimeout = requestTimeout;
-    this.client =
-        HttpClient.newBuilder()
-            // the protocol is plain HTTP/1.1; no h2c upgrade dance on every connection
-            .version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(connectTimeout)
-            .followRedirects(HttpClient.Redirect.NEVER)
-            .build();
-    this.ownedResource = ownedResource;
+    ActorSystem classic = system.classicSystem();
+    this.http = Http.get(classic);
+    this.tls = http.defaultClientHttpsContext();
+    this.pool =
+        poolSettings(classic.settings().config(), maxConnections, connectTimeout, requestTimeout);
+    this.log = Logging.getLogger(classic, HttpProvider.class);
+    this.materializer = SystemMaterializer.get(classic).materializer();
+    this.executor = classic.dispatcher();
+    this.ownedSystem = ownedSystem;
   }
 
+  /**
+   * The provider of a node: its pool of at most {@code maxConnections} connections runs on {@code
+   * system} (the node's), which outlives it.
+   */
+  public static HttpProvider create(
+      ClassicActorSystemProvider system,
+      URI baseUrl,
+      Duration connectTimeout,
+      Duration requestTimeout,
+      int maxConnections) {
+    return new HttpProvider(system, baseUrl, connectTimeout, requestTimeout, maxConnections, null);
+  }
+
+  /**
+   * A provider outside a node (tests, the bench), on a small actor system of its own that closing
+   * it terminates; {@link #DEFAULT_MAX_CONNECTIONS} connections.
+   */
   public static HttpProvider create(URI baseUrl, Duration connectTimeout, Duration requestTimeout) {
-    return new HttpProvider(baseUrl, connectTimeout, requestTimeout, () -> {});
+    return create(baseUrl, connectTimeout, requestTimeout, DEFAULT_MAX_CONNECTIONS);
   }
 
-  /** The same provider, which also closes {@code resource} (an embedded server) on close. */
+  /** As {@link #create(URI, Duration, Duration)}, with at most {@code maxConnections}. */
+  public static HttpProvider create(
+      URI baseUrl, Duration connectTimeout, Duration requestTimeout, int maxConnections) {
+    ActorSystem system = StandaloneSystem.start("fencekeeper-http-provider", 4);
+    try {
+      return new HttpProvider(
+          system, baseUrl, connectTimeout, requestTimeout, maxConnections, system);
+    } catch (RuntimeException e) {
+      StandaloneSystem.terminate(system);
+      throw e;
+    }
+  }
+
+  /**
+   * Also closes {@code resource} (an embedded server) when this provider closes, after the calls
+   * are refused and before its own actor system, if it has one, terminates.
+   */
   public HttpProvider closing(AutoCloseable resource) {
-    return new HttpProvider(
-        baseUrl, client.connectTimeout().orElseThrow(), requestTimeout, resource);
+    ownedResources.add(resource);
+    return this;
   }
 
   public URI baseUrl() {
     return baseUrl;
   }
 
+  /**
+   * The pool of one provider: {@code maxConnections}, no retries by Pekko (the worker's rules
+   * decide what is retried, and a retried POST could apply twice at a non-idempotent provider),
+   * connection attempts backed off for at most the connect timeout (a refused connection fails its
+   * request at once, and the next attempt comes soon after the provider is back), and the timeouts
+   * of the class comment.
+   */
+  static ConnectionPoolSettings poolSettings(
+      Config systemConfig, int maxConnections, Duration connectTimeout, Duration requestTimeout) {
+    Duration keepAlive = requestTimeout.dividedBy(2);
+    keepAlive = keepAlive.compareTo(MAX_KEEP_ALIVE) > 0 ? MAX_KEEP_ALIVE : keepAlive;
+    long maxBackoffMillis = Math.min(Math.max(connectTimeout.toMillis(), 100), 2000);
+    String pool = "pekko.http.host-connection-pool.";
+    Config overrides =
+        ConfigFactory.parseMap(
+            Map.ofEntries(
+                Map.entry(pool + "max-connections", maxConnections),
+                Map.entry(pool + "min-connections", 0),
+                // requests beyond the connections wait in the pool, up to this many in all
+                Map.entry(pool + "max-open-requests", queueSize(maxConnections)),
+                Map.entry(pool + "max-retries", 0),
+                Map.entry(pool + "base-connection-backoff", "100ms"),
+                Map.entry(pool + "max-connection-backoff", maxBackoffMillis + "ms"),
+                Map.entry(pool + "keep-alive-timeout", millis(keepAlive)),
+                Map.entry(pool + "client.connecting-timeout", millis(connectTimeout)),
+                Map.entry(pool + "client.idle-timeout", millis(requestTimeout)),
+                Map.entry(pool + "client.parsing.max-content-length", MAX_RESPONSE_BYTES)));
+    return ConnectionPoolSettings.create(overrides.withFallback(systemConfig));
+  }
+
+  /** Pekko wants a power of two: at least 16 waiting requests per connection. */
+  static int queueSize(int maxConnections) {
+    int wanted = Math.max(32, maxConnections * 16);
+    return Integer.highestOneBit(wanted - 1) << 1;
+  }
+
+  private static String millis(Duration duration) {
+    return Math.max(1, duration.toMillis()) + "ms";
+  }
+
   @Override
   public CompletionStage<Plan> plan(ItemId item) {
-    URI uri = URI.create(baseUrl + HttpProtocol.planPath(item));
-    HttpRequest request = get(uri);
-    return send(request, false, response -> readOk(response, Plan.class, false));
+    Uri uri =
+        plans.query(
+            Query.create(
+                Pair.create("job", item.job()),
+                Pair.create("businessDate", item.businessDate().toString()),
+                Pair.create("accountId", item.accountId()),
+                Pair.create("cursor", item.cursor())));
+    return send(get(uri), false, -1, answer -> readOk(answer, Plan.class, false));
   }
 
   @Override
@@ -92,85 +253,206 @@ public final class HttpProvider implements Provider {
       return CompletableFuture.failedFuture(
           new ProviderException(new ProviderError.Permanent("cannot encode cleanup: " + e), e));
     }
+    if (!fitsInAHeader(idempotencyKey)) {
+      return CompletableFuture.failedFuture(
+          new ProviderException(
+              new ProviderError.Permanent(
+                  "the idempotency key cannot be sent as a header (1-255 visible characters)")));
+    }
     HttpRequest request =
-        HttpRequest.newBuilder(URI.create(baseUrl + HttpProtocol.CLEANUPS_PATH))
-            .timeout(requestTimeout)
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json")
-            .header(HttpProtocol.IDEMPOTENCY_KEY, idempotencyKey)
-            .header(HttpProtocol.FENCING_TOKEN, Long.toString(fencingToken))
-            .POST(HttpRequest.BodyPublishers.ofByteArray(body))
-            .build();
+        HttpRequest.create()
+            .withMethod(HttpMethods.POST)
+            .withUri(cleanups)
+            .withHeaders(
+                List.of(
+                    ACCEPT_JSON,
+                    RawHeader.create(HttpProtocol.IDEMPOTENCY_KEY, idempotencyKey),
+                    RawHeader.create(HttpProtocol.FENCING_TOKEN, Long.toString(fencingToken))))
+            .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, body));
     return send(
         request,
         true,
-        response -> {
-          Receipt outcome = readOk(response, Receipt.class, true);
-          boolean replayed =
-              response
-                  .headers()
-                  .firstValue(HttpProtocol.IDEMPOTENT_REPLAYED)
-                  .map("true"::equalsIgnoreCase)
-                  .orElse(false);
-          return replayed ? outcome.asReplay() : outcome;
+        fencingToken,
+        answer -> {
+          Receipt outcome = readOk(answer, Receipt.class, true);
+          return answer.replayed() ? outcome.asReplay() : outcome;
         });
   }
 
   @Override
   public CompletionStage<Optional<Receipt>> lookup(ItemId item, String idempotencyKey) {
-    URI uri = URI.create(baseUrl + HttpProtocol.CLEANUPS_PATH + "/" + pathSegment(idempotencyKey));
+    // one path segment: Pekko percent-encodes whatever the key holds, '/' included
     return send(
-        get(uri),
+        get(cleanups.addPathSegment(idempotencyKey)),
         false,
-        response ->
-            response.statusCode() == 404
+        -1,
+        answer ->
+            answer.status() == 404
                 ? Optional.empty()
-                : Optional.of(readOk(response, Receipt.class, false)));
+                : Optional.of(readOk(answer, Receipt.class, false)));
   }
 
+  /** Refuses new calls (Transient: nothing is sent), then closes what it owns. */
   @Override
   public void close() {
-    try {
-      ownedResource.close();
-    } catch (Exception e) {
-      throw new IllegalStateException("closing the provider's embedded resource failed", e);
+    closed = true;
+    List<Exception> failures = new ArrayList<>();
+    for (AutoCloseable resource : ownedResources) {
+      try {
+        resource.close();
+      } catch (Exception e) {
+        failures.add(e);
+      }
+    }
+    if (ownedSystem != null) {
+      StandaloneSystem.terminate(ownedSystem);
+    }
+    if (!failures.isEmpty()) {
+      throw new IllegalStateException(
+          "closing the provider's embedded resource failed", failures.get(0));
     }
   }
 
-  private HttpRequest get(URI uri) {
-    return HttpRequest.newBuilder(uri)
-        .timeout(requestTimeout)
-        .header("Accept", "application/json")
-        .GET()
-        .build();
+  private static HttpRequest get(Uri uri) {
+    return HttpRequest.create().withUri(uri).addHeader(ACCEPT_JSON);
   }
 
-  private <T> CompletionStage<T> send(
-      HttpRequest request, boolean mutation, Function<HttpResponse<String>, T> onResponse) {
-    return client
-        .sendAsync(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8))
-        .handle(
-            (response, failure) -> {
-              if (failure != null) {
-                Throwable cause = unwrap(failure);
-                throw new ProviderException(classifyFailure(cause, mutation), cause);
-              }
-              return onResponse.apply(response);
-            });
+  private static boolean fitsInAHeader(String key) {
+    if (key == null || key.isEmpty() || key.length() > 255) {
+      return false;
+    }
+    for (int i = 0; i < key.length(); i++) {
+      char c = key.charAt(i);
+      if (c <= ' ' || c >= 0x7f) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /**
-   * A failure without a response. Only a failure to connect proves the request never left; any
-   * later failure (request timeout, reset, EOF) on a mutation may have come after the provider
-   * applied it.
+   * Hands the request to the pool and maps what comes back; every step after the pool runs on the
+   * system's dispatcher, and so does whatever the caller chains on the stage.
+   */
+  private <T> CompletionStage<T> send(
+      HttpRequest request, boolean mutation, long fencingToken, Function<Answer, T> onAnswer) {
+    CompletableFuture<T> result = new CompletableFuture<>();
+    if (closed) {
+      result.completeExceptionally(
+          new ProviderException(
+              new ProviderError.Transient("the provider client is closed; nothing was sent")));
+      return result;
+    }
+    CompletionStage<HttpResponse> response;
+    try {
+      response = http.singleRequest(request, tls, pool, log);
+    } catch (RuntimeException e) {
+      result.completeExceptionally(
+          new ProviderException(
+              new ProviderError.Transient(
+                  "the connection pool refused the request (nothing was sent): " + e),
+              e));
+      return result;
+    }
+    // Pekko's stage would run a plain whenComplete on the common pool: name the executor
+    response.whenCompleteAsync(
+        (answered, failure) -> {
+          if (failure != null) {
+            Throwable cause = unwrap(failure);
+            result.completeExceptionally(
+                new ProviderException(classifyFailure(cause, mutation), cause));
+          } else {
+            read(answered, mutation, fencingToken, onAnswer, result);
+          }
+        },
+        executor);
+    return result;
+  }
+
+  /**
+   * Reads the body, at most {@link #MAX_RESPONSE_BYTES}: at once when it came with the headers (the
+   * usual case), otherwise within the request timeout.
+   */
+  private <T> void read(
+      HttpResponse response,
+      boolean mutation,
+      long fencingToken,
+      Function<Answer, T> onAnswer,
+      CompletableFuture<T> result) {
+    ResponseEntity entity = response.entity();
+    if (entity.isStrict()) {
+      ByteString data = ((HttpEntity.Strict) entity).getData();
+      boolean tooLarge = data.size() > MAX_RESPONSE_BYTES;
+      finish(
+          Answer.of(
+              response, tooLarge ? null : data, tooLarge ? bodyTooLarge() : null, fencingToken),
+          mutation,
+          onAnswer,
+          result);
+      return;
+    }
+    if (entity.getContentLengthOption().orElse(0) > MAX_RESPONSE_BYTES) {
+      // announced as too large: not a byte of it is read, and the pool closes the connection
+      entity.getDataBytes().runWith(Sink.cancelled(), materializer);
+      finish(Answer.of(response, null, bodyTooLarge(), fencingToken), mutation, onAnswer, result);
+      return;
+    }
+    entity
+        .toStrict(requestTimeout.toMillis(), MAX_RESPONSE_BYTES, materializer)
+        .whenCompleteAsync(
+            (strict, failure) ->
+                finish(
+                    failure == null
+                        ? Answer.of(response, strict.getData(), null, fencingToken)
+                        : Answer.of(response, null, bodyProblem(unwrap(failure)), fencingToken),
+                    mutation,
+                    onAnswer,
+                    result),
+            executor);
+  }
+
+  private static <T> void finish(
+      Answer answer, boolean mutation, Function<Answer, T> onAnswer, CompletableFuture<T> result) {
+    try {
+      result.complete(onAnswer.apply(answer));
+    } catch (RuntimeException e) {
+      // a ProviderException from the mapping, or a bug: ProviderError.from makes the latter
+      // ambiguous, which is always safe
+      result.completeExceptionally(e);
+    }
+  }
+
+  private static String bodyTooLarge() {
+    return "a body of more than " + MAX_RESPONSE_BYTES + " bytes (not read)";
+  }
+
+  private static String bodyProblem(Throwable failure) {
+    if (causedBy(failure, EntityStreamSizeException.class)) {
+      return bodyTooLarge();
+    }
+    if (causedBy(failure, TimeoutException.class)) {
+      return "a body that did not arrive within the request timeout";
+    }
+    String why = String.valueOf(failure.getMessage());
+    return "a body that could not be read: " + (why.length() > 200 ? why.substring(0, 200) : why);
+  }
+
+  /**
+   * A failure without an answer. Only a failure to connect (or a full pool queue) proves the
+   * request never left; any later failure (no answer within the request timeout, reset, EOF) on a
+   * mutation may have come after the provider applied it.
    */
   static ProviderError classifyFailure(Throwable cause, boolean mutation) {
-    if (causedBy(cause, HttpConnectTimeoutException.class)
-        || causedBy(cause, ConnectException.class)) {
+    if (isConnectFailure(cause)) {
       return new ProviderError.Transient("could not connect to the provider: " + cause);
     }
+    if (causedBy(cause, BufferOverflowException.class)) {
+      return new ProviderError.Transient(
+          "too many requests waiting for a connection to the provider (nothing was sent): "
+              + cause.getMessage());
+    }
     String what =
-        cause instanceof java.net.http.HttpTimeoutException
+        causedBy(cause, TimeoutException.class)
             ? "no answer within the request timeout"
             : "connection failed after sending";
     return mutation
@@ -178,12 +460,35 @@ public final class HttpProvider implements Provider {
         : new ProviderError.Transient(what + ": " + cause);
   }
 
+  private static boolean isConnectFailure(Throwable cause) {
+    if (causedBy(cause, ConnectException.class) || causedBy(cause, UnknownHostException.class)) {
+      return true;
+    }
+    // Pekko's TCP stage reports a failed connect as "Tcp command [Connect(...)] failed ..."
+    for (Throwable t = cause; t != null; t = t.getCause()) {
+      if (t instanceof StreamTcpException
+          && t.getMessage() != null
+          && t.getMessage().startsWith("Tcp command [Connect(")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** Maps every non-2xx status as docs/provider-protocol.md prescribes. */
-  private <T> T readOk(HttpResponse<String> response, Class<T> type, boolean mutation) {
-    int status = response.statusCode();
+  private static <T> T readOk(Answer answer, Class<T> type, boolean mutation) {
+    int status = answer.status();
     if (status == 200 || status == 201) {
+      if (answer.body() == null) {
+        throw new ProviderException(
+            mutation
+                ? new ProviderError.Ambiguous(
+                    "provider accepted (" + status + ") but answered " + answer.bodyProblem())
+                : new ProviderError.Transient(
+                    "provider answered " + status + " with " + answer.bodyProblem()));
+      }
       try {
-        return json().readValue(response.body(), type);
+        return json().readValue(answer.body(), type);
       } catch (IOException e) {
         throw new ProviderException(
             mutation
@@ -192,26 +497,19 @@ public final class HttpProvider implements Provider {
             e);
       }
     }
-    throw new ProviderException(classifyStatus(response, mutation));
+    throw new ProviderException(classifyStatus(answer, mutation));
   }
 
-  static ProviderError classifyStatus(HttpResponse<String> response, boolean mutation) {
-    int status = response.statusCode();
-    HttpProtocol.ErrorBody body = errorBody(response);
+  static ProviderError classifyStatus(Answer answer, boolean mutation) {
+    int status = answer.status();
+    HttpProtocol.ErrorBody body = errorBody(answer);
     String detail = status + " " + body.error() + ": " + body.message();
     if (status == 429) {
-      return new ProviderError.Throttled(retryAfter(response), detail);
+      return new ProviderError.Throttled(retryAfter(answer), detail);
     }
     if (status == 409 && HttpProtocol.STALE_TOKEN.equals(body.error())) {
       long presented =
-          body.presentedToken() != null
-              ? body.presentedToken()
-              : response
-                  .request()
-                  .headers()
-                  .firstValue(HttpProtocol.FENCING_TOKEN)
-                  .map(Long::parseLong)
-                  .orElse(-1L);
+          body.presentedToken() != null ? body.presentedToken() : answer.presentedToken();
       long highest = body.highestToken() != null ? body.highestToken() : -1L;
       return new ProviderError.StaleToken(presented, highest);
     }
@@ -230,26 +528,29 @@ public final class HttpProvider implements Provider {
     return mutation ? new ProviderError.Ambiguous(detail) : new ProviderError.Transient(detail);
   }
 
-  private static HttpProtocol.ErrorBody errorBody(HttpResponse<String> response) {
+  private static HttpProtocol.ErrorBody errorBody(Answer answer) {
+    if (answer.body() == null) {
+      return HttpProtocol.ErrorBody.of("http_" + answer.status(), "(" + answer.bodyProblem() + ")");
+    }
     try {
-      HttpProtocol.ErrorBody body = json().readValue(response.body(), HttpProtocol.ErrorBody.class);
+      HttpProtocol.ErrorBody body = json().readValue(answer.body(), HttpProtocol.ErrorBody.class);
       if (body != null && body.error() != null) {
         return body;
       }
     } catch (IOException | RuntimeException e) {
       // not the documented envelope (a proxy's HTML page, say): fall through to the status alone
     }
-    String text = response.body() == null ? "" : response.body();
+    String text = new String(answer.body(), StandardCharsets.UTF_8);
     return HttpProtocol.ErrorBody.of(
-        "http_" + response.statusCode(), text.length() > 200 ? text.substring(0, 200) : text);
+        "http_" + answer.status(), text.length() > 200 ? text.substring(0, 200) : text);
   }
 
   /**
    * {@code Retry-After-Ms} wins for sub-second precision; otherwise {@code Retry-After} in
    * delta-seconds or as an HTTP-date (RFC 9110 §10.2.3).
    */
-  static Duration retryAfter(HttpResponse<?> response) {
-    Optional<String> millis = response.headers().firstValue(HttpProtocol.RETRY_AFTER_MS);
+  static Duration retryAfter(Answer answer) {
+    Optional<String> millis = answer.retryAfterMs();
     if (millis.isPresent()) {
       try {
         return Duration.ofMillis(Math.max(0, Long.parseLong(millis.get().trim())));
@@ -257,11 +558,10 @@ public final class HttpProvider implements Provider {
         // fall back to Retry-After
       }
     }
-    Optional<String> header = response.headers().firstValue(HttpProtocol.RETRY_AFTER);
-    if (header.isEmpty()) {
+    if (answer.retryAfter().isEmpty()) {
       return DEFAULT_RETRY_AFTER;
     }
-    String value = header.get().trim();
+    String value = answer.retryAfter().get().trim();
     try {
       return Duration.ofSeconds(Math.max(0, Long.parseLong(value)));
     } catch (NumberFormatException notSeconds) {
@@ -292,7 +592,37 @@ public final class HttpProvider implements Provider {
     return cause;
   }
 
-  private static String pathSegment(String value) {
-    return URLEncoder.encode(value, StandardCharsets.UTF_8).replace("+", "%20");
+  /**
+   * An answer as the mapping reads it.
+   *
+   * @param body the body, or null when it was not read (then {@code bodyProblem} says why)
+   * @param presentedToken the Fencing-Token the request carried (-1 on a GET)
+   */
+  record Answer(
+      int status,
+      byte[] body,
+      String bodyProblem,
+      Optional<String> retryAfter,
+      Optional<String> retryAfterMs,
+      boolean replayed,
+      long presentedToken) {
+
+    static Answer of(
+        HttpResponse response, ByteString body, String bodyProblem, long presentedToken) {
+      return new Answer(
+          response.status().intValue(),
+          body == null ? null : body.toArray(),
+          bodyProblem,
+          header(response, HttpProtocol.RETRY_AFTER),
+          header(response, HttpProtocol.RETRY_AFTER_MS),
+          header(response, HttpProtocol.IDEMPOTENT_REPLAYED)
+              .map("true"::equalsIgnoreCase)
+              .orElse(false),
+          presentedToken);
+    }
+
+    private static Optional<String> header(HttpResponse response, String name) {
+      return response.getHeader(name).map(HttpHeader::value);
+    }
   }
 }

@@ -27,7 +27,11 @@ public final class SimProviderCommand implements Callable<Integer> {
       description = "port to listen on, 0 = any free (default: ${DEFAULT-VALUE})")
   int port = 8090;
 
-  @Option(names = "--threads", description = "request threads (default: ${DEFAULT-VALUE})")
+  @Option(
+      names = "--threads",
+      description =
+          "most threads of the sim's dispatcher, which has about one per core; requests are not"
+              + " given a thread each (default: ${DEFAULT-VALUE})")
   int threads = 16;
 
   @Option(

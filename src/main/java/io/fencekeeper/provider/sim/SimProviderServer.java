@@ -3,79 +3,131 @@ package io.fencekeeper.provider.sim;
 import static io.fencekeeper.provider.http.HttpProtocol.json;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
+import com.typesafe.config.ConfigFactory;
 import io.fencekeeper.provider.Plan;
 import io.fencekeeper.provider.Receipt;
 import io.fencekeeper.provider.http.HttpProtocol;
 import io.fencekeeper.provider.http.HttpProtocol.CleanupRequest;
 import io.fencekeeper.provider.http.HttpProtocol.ErrorBody;
+import io.fencekeeper.provider.http.StandaloneSystem;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
+import org.apache.pekko.Done;
+import org.apache.pekko.NotUsed;
+import org.apache.pekko.actor.ActorSystem;
+import org.apache.pekko.actor.ClassicActorSystemProvider;
+import org.apache.pekko.event.Logging;
+import org.apache.pekko.event.LoggingAdapter;
+import org.apache.pekko.http.javadsl.Http;
+import org.apache.pekko.http.javadsl.model.AttributeKeys;
+import org.apache.pekko.http.javadsl.model.ContentTypes;
+import org.apache.pekko.http.javadsl.model.HttpEntities;
+import org.apache.pekko.http.javadsl.model.HttpEntity;
+import org.apache.pekko.http.javadsl.model.HttpHeader;
+import org.apache.pekko.http.javadsl.model.HttpRequest;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.model.RemoteAddress;
+import org.apache.pekko.http.javadsl.model.headers.RawHeader;
+import org.apache.pekko.http.javadsl.settings.ServerSettings;
+import org.apache.pekko.stream.Attributes;
+import org.apache.pekko.stream.FlowShape;
+import org.apache.pekko.stream.Inlet;
+import org.apache.pekko.stream.KillSwitches;
+import org.apache.pekko.stream.Materializer;
+import org.apache.pekko.stream.Outlet;
+import org.apache.pekko.stream.SharedKillSwitch;
+import org.apache.pekko.stream.SystemMaterializer;
+import org.apache.pekko.stream.TLSProtocol.SslTlsInbound;
+import org.apache.pekko.stream.TLSProtocol.SslTlsOutbound;
+import org.apache.pekko.stream.javadsl.BidiFlow;
+import org.apache.pekko.stream.javadsl.Flow;
+import org.apache.pekko.stream.javadsl.Sink;
+import org.apache.pekko.stream.javadsl.TLSPlacebo;
+import org.apache.pekko.stream.javadsl.Tcp;
+import org.apache.pekko.stream.stage.AbstractInHandler;
+import org.apache.pekko.stream.stage.AbstractOutHandler;
+import org.apache.pekko.stream.stage.GraphStage;
+import org.apache.pekko.stream.stage.GraphStageLogic;
+import org.apache.pekko.util.ByteString;
+import scala.concurrent.ExecutionContextExecutor;
 
 /**
  * The simulated payment provider: the provider protocol (docs/provider-protocol.md) served by a
- * real HTTP server, with a ledger that counts effects per key and the fault knobs of {@link
- * SimFaults}. Runs in-process (the embedded default, tests) or as its own process ({@link
- * SimProviderCommand}).
+ * real HTTP server (Pekko HTTP), with a ledger that counts effects per key and the fault knobs of
+ * {@link SimFaults}. Runs in-process (the embedded default on the node's actor system, tests on a
+ * small system of their own) or as its own process ({@link SimProviderCommand}).
  *
- * <p>Delays never block a request thread: a delayed request is parked on a scheduler and resumed on
- * the bounded request pool, so a slow provider with many callers stays cheap to simulate.
+ * <p>Nothing blocks: a delayed request waits on the actor system's scheduler and is answered on its
+ * dispatcher, so a slow provider with many callers stays cheap to simulate. Each connection carries
+ * one request at a time; a cleanup that is "accepted and never answered" ends its connection
+ * without an answer (at once, or after holding it silently for {@code holdAfterAcceptMs}).
  */
 public final class SimProviderServer implements AutoCloseable {
 
-  static {
-    // the JDK server writes headers and body separately; without TCP_NODELAY every response
-    // waits out the client's delayed ACK (~40 ms), which measured 88 ms per plan+apply
-    if (System.getProperty("sun.net.httpserver.nodelay") == null) {
-      System.setProperty("sun.net.httpserver.nodelay", "true");
-    }
-  }
-
   private static final int MAX_BODY_BYTES = 64 * 1024;
-  private static final String JSON_TYPE = "application/json";
+  private static final Duration BODY_WAIT = Duration.ofSeconds(10);
+  private static final Duration IDLE_TIMEOUT = Duration.ofSeconds(60);
 
-  /**
-   * What ends each {@code /v1} request's time in flight ({@link SimTraffic}), by exchange (the JDK
-   * server's exchange attributes are shared by every exchange of a context).
-   */
-  private static final Map<HttpExchange, Runnable> END_OF_REQUEST = new ConcurrentHashMap<>();
+  /** Plain TCP under the HTTP layer (what Pekko's own server uses without TLS). */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private static final BidiFlow<SslTlsOutbound, ByteString, ByteString, SslTlsInbound, NotUsed>
+      PLAIN_TCP = (BidiFlow) TLSPlacebo.getInstance();
 
-  private final HttpServer server;
-  private final ExecutorService requestPool;
-  private final ScheduledThreadPoolExecutor scheduler;
+  /** Not an answer: the request's connection is dropped without one ({@link HangUp}). */
+  private static final HttpResponse HANG_UP = HttpResponse.create().withStatus(599);
+
+  private final ActorSystem system;
+  private final ActorSystem ownedSystem;
+  private final ExecutionContextExecutor executor;
+  private final Materializer materializer;
   private final RandomGenerator random;
   private final SimLedger ledger = new SimLedger();
   private final SimTraffic traffic = new SimTraffic(System::currentTimeMillis);
+  private final ServerSettings serverSettings;
+  private final LoggingAdapter log;
+  private final Set<SharedKillSwitch> connections = ConcurrentHashMap.newKeySet();
   private volatile SimFaults faults;
   private volatile TokenBucket throttle;
+  private volatile Tcp.ServerBinding binding;
 
   private SimProviderServer(
-      HttpServer server,
-      ExecutorService requestPool,
-      ScheduledThreadPoolExecutor scheduler,
-      SimFaults faults,
-      long seed) {
-    this.server = server;
-    this.requestPool = requestPool;
-    this.scheduler = scheduler;
+      ActorSystem system, ActorSystem ownedSystem, SimFaults faults, long seed) {
+    this.system = system;
+    this.ownedSystem = ownedSystem;
+    this.executor = system.dispatcher();
+    this.materializer = SystemMaterializer.get(system).materializer();
+    this.log = Logging.getLogger(system, SimProviderServer.class);
+    // the sim holds requests on purpose (latency, accepted and never answered): no request
+    // timeout of the server's own; the peer's address decides who may use /admin
+    this.serverSettings =
+        ServerSettings.create(
+            ConfigFactory.parseMap(
+                    Map.of(
+                        "pekko.http.server.request-timeout", "infinite",
+                        "pekko.http.server.remote-address-attribute", "on"))
+                .withFallback(system.settings().config()));
     // java.util.Random is thread-safe and seedable: a run with the same seed draws the same faults
     this.random = new Random(seed);
     setFaults(faults);
@@ -90,33 +142,89 @@ public final class SimProviderServer implements AutoCloseable {
     return start("127.0.0.1", port, faults, seed, 16);
   }
 
+  /**
+   * On an actor system of its own, which closing the server terminates; its dispatcher has about
+   * one thread per core and at most {@code threads}.
+   */
   public static SimProviderServer start(
       String host, int port, SimFaults faults, long seed, int threads) {
-    HttpServer server;
+    ActorSystem own = StandaloneSystem.start("fencekeeper-sim-provider", threads);
     try {
-      server = HttpServer.create(new InetSocketAddress(host, port), 128);
-    } catch (IOException e) {
-      throw new UncheckedIOException("sim provider cannot listen on " + host + ":" + port, e);
+      return bind(new SimProviderServer(own, own, faults, seed), host, port);
+    } catch (RuntimeException e) {
+      StandaloneSystem.terminate(own);
+      throw e;
     }
-    ExecutorService requestPool =
-        Executors.newFixedThreadPool(Math.max(1, threads), daemonThreads("sim-provider-request"));
-    ScheduledThreadPoolExecutor scheduler =
-        new ScheduledThreadPoolExecutor(1, daemonThreads("sim-provider-delay"));
-    scheduler.setRemoveOnCancelPolicy(true);
-    SimProviderServer sim = new SimProviderServer(server, requestPool, scheduler, faults, seed);
-    server.setExecutor(requestPool);
-    server.createContext("/", sim::guarded);
-    server.start();
-    return sim;
+  }
+
+  /** On {@code system} (a node's embedded provider), which outlives the server. */
+  public static SimProviderServer start(
+      ClassicActorSystemProvider system, String host, int port, SimFaults faults, long seed) {
+    return bind(new SimProviderServer(system.classicSystem(), null, faults, seed), host, port);
+  }
+
+  private static SimProviderServer bind(SimProviderServer sim, String host, int port) {
+    try {
+      sim.binding =
+          Tcp.get(sim.system)
+              .bind(host, port, 128, List.of(), false, Optional.of(IDLE_TIMEOUT))
+              .to(Sink.foreach(sim::serveGuarded))
+              .run(sim.materializer)
+              .toCompletableFuture()
+              .get(30, TimeUnit.SECONDS);
+      return sim;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while the sim provider was binding", e);
+    } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+      Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
+      throw new UncheckedIOException(
+          "sim provider cannot listen on " + host + ":" + port,
+          new IOException(String.valueOf(cause.getMessage()), cause));
+    }
+  }
+
+  /** A connection that cannot be served must not stop the server from accepting the next. */
+  private void serveGuarded(Tcp.IncomingConnection connection) {
+    try {
+      serve(connection);
+    } catch (RuntimeException e) {
+      log.error(
+          e, "the sim provider cannot serve a connection from {}", connection.remoteAddress());
+    }
+  }
+
+  /**
+   * One connection: Pekko HTTP's server layer over the TCP connection, one request at a time. A
+   * {@link #HANG_UP} closes the TCP connection itself (the kill switch on its outgoing bytes), so
+   * nothing at all is written for the request, as when a provider crashes after committing.
+   */
+  private void serve(Tcp.IncomingConnection connection) {
+    SharedKillSwitch hangUp = KillSwitches.shared("sim-provider-connection");
+    connections.add(hangUp);
+    Flow<HttpRequest, HttpResponse, NotUsed> handler =
+        Flow.of(HttpRequest.class).mapAsync(1, this::handle).via(new HangUp(hangUp));
+    Flow<ByteString, ByteString, CompletionStage<Done>> http =
+        Http.get(system)
+            .serverLayer(serverSettings, Optional.of(connection.remoteAddress()), log)
+            .atop(PLAIN_TCP)
+            .reversed()
+            .join(handler)
+            .via(hangUp.<ByteString>flow())
+            .watchTermination((notUsed, done) -> done);
+    connection
+        .handleWith(http, materializer)
+        .whenComplete((done, failure) -> connections.remove(hangUp));
   }
 
   public int port() {
-    return server.getAddress().getPort();
+    return binding.localAddress().getPort();
   }
 
   public URI baseUrl() {
+    InetSocketAddress bound = binding.localAddress();
     return URI.create(
-        "http://" + server.getAddress().getAddress().getHostAddress() + ":" + port() + "/");
+        "http://" + bound.getAddress().getHostAddress() + ":" + bound.getPort() + "/");
   }
 
   public SimFaults faults() {
@@ -168,83 +276,129 @@ public final class SimProviderServer implements AutoCloseable {
     traffic.reset();
   }
 
+  /**
+   * Stops listening, closes every connection (a request in flight gets no answer), and terminates
+   * the server's own actor system if it has one.
+   */
   @Override
   public void close() {
-    server.stop(0);
-    scheduler.shutdownNow();
-    requestPool.shutdownNow();
-  }
-
-  private void guarded(HttpExchange exchange) {
+    Tcp.ServerBinding bound = binding;
     try {
-      route(exchange);
-    } catch (RuntimeException | IOException e) {
-      respondQuietly(exchange, 500, ErrorBody.of(HttpProtocol.INTERNAL_ERROR, e.toString()));
+      if (bound != null) {
+        bound.unbind().toCompletableFuture().get(10, TimeUnit.SECONDS);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+      // the listening socket closes with the actor system at the latest
+    } finally {
+      connections.forEach(SharedKillSwitch::shutdown);
+      if (ownedSystem != null) {
+        StandaloneSystem.terminate(ownedSystem);
+      }
     }
   }
 
-  private void route(HttpExchange exchange) throws IOException {
-    String path = exchange.getRequestURI().getRawPath();
-    String method = exchange.getRequestMethod();
-    if (path.startsWith("/v1/")) {
-      END_OF_REQUEST.put(exchange, traffic.begin());
+  /** Connections open right now (a test's view). */
+  int openConnections() {
+    return connections.size();
+  }
+
+  /**
+   * One request: what it answers, or {@link #HANG_UP}. A {@code /v1} request is in flight from here
+   * until its answer (or hang-up) is decided, before a byte of it is written: a caller never has
+   * its answer while the sim still counts its request, so one that starts its next call at once is
+   * not counted twice.
+   */
+  private CompletionStage<HttpResponse> handle(HttpRequest request) {
+    String path = request.getUri().path();
+    Runnable end = path.startsWith("/v1/") ? traffic.begin() : null;
+    CompletionStage<HttpResponse> answer;
+    try {
+      answer = route(request, path);
+    } catch (RuntimeException e) {
+      answer = done(internalError(e));
     }
+    CompletableFuture<HttpResponse> settled = new CompletableFuture<>();
+    answer.whenComplete(
+        (response, failure) -> {
+          if (end != null) {
+            end.run();
+          }
+          settled.complete(failure != null ? internalError(failure) : response);
+        });
+    return settled;
+  }
+
+  private CompletionStage<HttpResponse> route(HttpRequest request, String path) {
+    String method = request.method().value();
     if (path.equals(HttpProtocol.PLANS_PATH)) {
-      requireMethod(exchange, "GET", () -> throttledThenDelayed(exchange, () -> onPlan(exchange)));
+      return requireMethod(method, "GET", () -> throttledThenDelayed(() -> onPlan(request)));
     } else if (path.equals(HttpProtocol.CLEANUPS_PATH)) {
-      requireMethod(exchange, "POST", () -> onApply(exchange));
+      return requireMethod(method, "POST", () -> onApply(request));
     } else if (path.startsWith(HttpProtocol.CLEANUPS_PATH + "/")) {
-      String key =
-          URLDecoder.decode(
-              path.substring(HttpProtocol.CLEANUPS_PATH.length() + 1), StandardCharsets.UTF_8);
-      requireMethod(
-          exchange, "GET", () -> throttledThenDelayed(exchange, () -> onLookup(exchange, key)));
+      String key = lookupKey(request);
+      return requireMethod(method, "GET", () -> throttledThenDelayed(() -> onLookup(key)));
     } else if (path.equals("/ledger")) {
-      requireMethod(exchange, "GET", () -> onLedger(exchange));
-    } else if (path.startsWith("/admin/")
-        && !exchange.getRemoteAddress().getAddress().isLoopbackAddress()) {
+      return requireMethod(method, "GET", () -> done(onLedger()));
+    } else if (path.startsWith("/admin/") && !fromLoopback(request)) {
       // fault knobs and the ledger reset are for the operator on this machine, never the network
-      respond(
-          exchange,
-          403,
-          ErrorBody.of("forbidden", "/admin/* answers only on this machine (loopback)"),
-          Map.of());
+      return done(
+          respond(
+              403, ErrorBody.of("forbidden", "/admin/* answers only on this machine (loopback)")));
     } else if (path.equals("/admin/faults")) {
       if (method.equals("GET")) {
-        respond(exchange, 200, faults, Map.of());
-      } else {
-        requireMethod(exchange, "PUT", () -> onPutFaults(exchange));
+        return done(respond(200, faults));
       }
+      return requireMethod(method, "PUT", () -> onPutFaults(request));
     } else if (path.equals("/admin/stats")) {
-      requireMethod(exchange, "GET", () -> onStats(exchange));
+      return requireMethod(method, "GET", () -> done(onStats()));
     } else if (path.equals("/admin/reset")) {
-      requireMethod(
-          exchange,
+      return requireMethod(
+          method,
           "POST",
           () -> {
             reset();
-            exchange.sendResponseHeaders(204, -1);
-            exchange.close();
+            return done(HttpResponse.create().withStatus(204));
           });
-    } else {
-      respond(exchange, 404, ErrorBody.of(HttpProtocol.NOT_FOUND, "no such endpoint"), Map.of());
     }
+    return done(respond(404, ErrorBody.of(HttpProtocol.NOT_FOUND, "no such endpoint")));
   }
 
-  private void onPlan(HttpExchange exchange) throws IOException {
-    Map<String, String> query = query(exchange.getRequestURI().getRawQuery());
+  /** The key: the rest of the path after {@code /v1/cleanups/}, percent-decoded. */
+  private static String lookupKey(HttpRequest request) {
+    StringBuilder key = new StringBuilder();
+    int index = 0;
+    for (String segment : request.getUri().pathSegments()) {
+      if (index++ < 2) {
+        continue; // "v1", "cleanups"
+      }
+      if (key.length() > 0) {
+        key.append('/');
+      }
+      key.append(segment);
+    }
+    return key.toString();
+  }
+
+  private static boolean fromLoopback(HttpRequest request) {
+    return request
+        .getAttribute(AttributeKeys.remoteAddress)
+        .flatMap(RemoteAddress::getAddress)
+        .map(InetAddress::isLoopbackAddress)
+        .orElse(false);
+  }
+
+  private HttpResponse onPlan(HttpRequest request) {
+    Map<String, String> query = query(request.getUri().rawQueryString().orElse(null));
     String accountId = query.get("accountId");
     if (accountId == null || accountId.isBlank()) {
-      respond(
-          exchange, 400, ErrorBody.of(HttpProtocol.BAD_REQUEST, "accountId is required"), Map.of());
-      return;
+      return respond(400, ErrorBody.of(HttpProtocol.BAD_REQUEST, "accountId is required"));
     }
-    respond(
-        exchange,
+    return respond(
         200,
         planFor(
-            accountId, query.getOrDefault("cursor", ""), query.getOrDefault("businessDate", "")),
-        Map.of());
+            accountId, query.getOrDefault("cursor", ""), query.getOrDefault("businessDate", "")));
   }
 
   /**
@@ -268,106 +422,110 @@ public final class SimProviderServer implements AutoCloseable {
             + cursor);
   }
 
-  private void onLookup(HttpExchange exchange, String key) throws IOException {
+  private HttpResponse onLookup(String key) {
     Optional<Receipt> found = ledger.lookup(key);
     if (found.isPresent()) {
-      respond(exchange, 200, found.get(), Map.of());
-    } else {
-      respond(
-          exchange,
-          404,
-          ErrorBody.of(HttpProtocol.NOT_FOUND, "no cleanup was applied under this key"),
-          Map.of());
+      return respond(200, found.get());
     }
+    return respond(
+        404, ErrorBody.of(HttpProtocol.NOT_FOUND, "no cleanup was applied under this key"));
   }
 
-  private void onLedger(HttpExchange exchange) throws IOException {
+  private HttpResponse onLedger() {
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("effects", ledger.effects());
     body.put("requests", ledger.requests());
     body.put("peakInFlight", traffic.peakInFlight());
-    respond(exchange, 200, body, Map.of());
+    return respond(200, body);
   }
 
   /** The traffic as the provider measures it: in flight now, the peak, requests per second. */
-  private void onStats(HttpExchange exchange) throws IOException {
+  private HttpResponse onStats() {
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("inFlight", traffic.inFlight());
     body.put("peakInFlight", traffic.peakInFlight());
     Map<String, Long> perSecond = new LinkedHashMap<>();
     traffic.perSecond().forEach((second, count) -> perSecond.put(Long.toString(second), count));
     body.put("requestsPerSecond", perSecond);
-    respond(exchange, 200, body, Map.of());
+    return respond(200, body);
   }
 
-  private void onPutFaults(HttpExchange exchange) throws IOException {
-    SimFaults requested;
-    try {
-      requested = json().readValue(readBody(exchange), SimFaults.class);
-    } catch (IOException | IllegalArgumentException e) {
-      respond(
-          exchange,
-          400,
-          ErrorBody.of(HttpProtocol.BAD_REQUEST, "invalid faults: " + rootMessage(e)),
-          Map.of());
-      return;
-    }
-    setFaults(requested);
-    respond(exchange, 200, requested, Map.of());
+  private CompletionStage<HttpResponse> onPutFaults(HttpRequest request) {
+    return body(request)
+        .handle(
+            (bytes, failure) -> {
+              SimFaults requested;
+              try {
+                if (failure != null) {
+                  throw asIo(failure);
+                }
+                requested = json().readValue(bytes, SimFaults.class);
+              } catch (IOException | IllegalArgumentException e) {
+                return respond(
+                    400,
+                    ErrorBody.of(HttpProtocol.BAD_REQUEST, "invalid faults: " + rootMessage(e)));
+              }
+              setFaults(requested);
+              return respond(200, requested);
+            });
   }
 
-  private void onApply(HttpExchange exchange) throws IOException {
+  private CompletionStage<HttpResponse> onApply(HttpRequest request) {
     ledger.countRequest();
-    if (refusedByThrottle(exchange)) {
-      return;
+    HttpResponse refused = refusedByThrottle();
+    if (refused != null) {
+      return done(refused);
     }
-    String key = exchange.getRequestHeaders().getFirst(HttpProtocol.IDEMPOTENCY_KEY);
+    String key = header(request, HttpProtocol.IDEMPOTENCY_KEY);
     if (key == null || key.isBlank() || key.length() > 255) {
-      respond(
-          exchange,
-          400,
-          ErrorBody.of(
-              HttpProtocol.BAD_REQUEST, "Idempotency-Key header is required (1-255 characters)"),
-          Map.of());
-      return;
+      return done(
+          respond(
+              400,
+              ErrorBody.of(
+                  HttpProtocol.BAD_REQUEST,
+                  "Idempotency-Key header is required (1-255 characters)")));
     }
+    // a body that cannot be read is the same 400 as one that cannot be parsed
+    return body(request)
+        .handle((bytes, failure) -> admitted(request, key, bytes, failure))
+        .thenCompose(answer -> answer);
+  }
+
+  private CompletionStage<HttpResponse> admitted(
+      HttpRequest request, String key, byte[] bytes, Throwable bodyFailure) {
     Long token;
-    CleanupRequest request;
+    CleanupRequest cleanup;
     try {
-      String tokenHeader = exchange.getRequestHeaders().getFirst(HttpProtocol.FENCING_TOKEN);
+      String tokenHeader = header(request, HttpProtocol.FENCING_TOKEN);
       token = tokenHeader == null ? null : Long.parseLong(tokenHeader.trim());
-      request = json().readValue(readBody(exchange), CleanupRequest.class);
-      if (request == null || request.accountId() == null || request.action() == null) {
+      if (bodyFailure != null) {
+        throw asIo(bodyFailure);
+      }
+      cleanup = json().readValue(bytes, CleanupRequest.class);
+      if (cleanup == null || cleanup.accountId() == null || cleanup.action() == null) {
         throw new IllegalArgumentException("accountId and action are required");
       }
     } catch (IOException | IllegalArgumentException e) {
-      respond(
-          exchange,
-          400,
-          ErrorBody.of(HttpProtocol.BAD_REQUEST, "invalid cleanup request: " + rootMessage(e)),
-          Map.of());
-      return;
+      return done(
+          respond(
+              400,
+              ErrorBody.of(
+                  HttpProtocol.BAD_REQUEST, "invalid cleanup request: " + rootMessage(e))));
     }
     SimFaults current = faults;
-    SimLedger.Admission admission = ledger.admit(key, token, request, current);
+    SimLedger.Admission admission = ledger.admit(key, token, cleanup, current);
     // the key stays in flight through the delay, which is what makes a concurrent repeat a 409
-    afterDelay(current, exchange, () -> finishApply(exchange, key, request, admission, current));
+    return afterDelay(current, () -> finishApply(key, cleanup, admission, current));
   }
 
-  private void finishApply(
-      HttpExchange exchange,
-      String key,
-      CleanupRequest request,
-      SimLedger.Admission admission,
-      SimFaults current)
-      throws IOException {
+  private CompletionStage<HttpResponse> finishApply(
+      String key, CleanupRequest request, SimLedger.Admission admission, SimFaults current) {
     if (admission instanceof SimLedger.Admission.Refused refused) {
-      respond(exchange, refused.status(), refused.body(), Map.of());
-      return;
+      return done(respond(refused.status(), refused.body()));
     }
     if (admission instanceof SimLedger.Admission.Replay replay) {
-      respond(exchange, 200, replay.first(), Map.of(HttpProtocol.IDEMPOTENT_REPLAYED, "true"));
-      return;
+      return done(
+          respond(200, replay.first(), RawHeader.create(HttpProtocol.IDEMPOTENT_REPLAYED, "true")));
     }
     if (chance(current.errorRate())) {
       // a real provider fails both ways: before touching anything, and after committing the
@@ -377,165 +535,189 @@ public final class SimProviderServer implements AutoCloseable {
       } else {
         ledger.apply(key, request);
       }
-      respond(
-          exchange,
-          503,
-          ErrorBody.of(HttpProtocol.INTERNAL_ERROR, "simulated provider failure"),
-          Map.of());
-      return;
+      return done(
+          respond(503, ErrorBody.of(HttpProtocol.INTERNAL_ERROR, "simulated provider failure")));
     }
     Receipt outcome = ledger.apply(key, request);
     if (chance(current.timeoutAfterAccept())) {
       // accepted and applied, but the caller never hears about it
-      if (current.holdAfterAcceptMs() == 0) {
-        hangUp(exchange);
-      } else {
-        scheduler.schedule(
-            () -> hangUp(exchange), current.holdAfterAcceptMs(), TimeUnit.MILLISECONDS);
-      }
-      return;
+      return current.holdAfterAcceptMs() == 0
+          ? done(HANG_UP)
+          : later(current.holdAfterAcceptMs(), () -> done(HANG_UP));
     }
-    respond(exchange, 201, outcome, Map.of());
+    return done(respond(201, outcome));
   }
 
   /** The GET endpoints: throttle, delay, then a 5xx at the error rate (nothing is applied). */
-  private void throttledThenDelayed(HttpExchange exchange, ExchangeAction action)
-      throws IOException {
-    if (refusedByThrottle(exchange)) {
-      return;
+  private CompletionStage<HttpResponse> throttledThenDelayed(Supplier<HttpResponse> action) {
+    HttpResponse refused = refusedByThrottle();
+    if (refused != null) {
+      return done(refused);
     }
     SimFaults current = faults;
-    afterDelay(
+    return afterDelay(
         current,
-        exchange,
-        () -> {
-          if (chance(current.errorRate())) {
-            respond(
-                exchange,
-                503,
-                ErrorBody.of(HttpProtocol.INTERNAL_ERROR, "simulated provider failure"),
-                Map.of());
-          } else {
-            action.run();
-          }
-        });
+        () ->
+            done(
+                chance(current.errorRate())
+                    ? respond(
+                        503,
+                        ErrorBody.of(HttpProtocol.INTERNAL_ERROR, "simulated provider failure"))
+                    : action.get()));
   }
 
-  private boolean refusedByThrottle(HttpExchange exchange) throws IOException {
+  /** The 429 of the token bucket, or null when a token was free. */
+  private HttpResponse refusedByThrottle() {
     TokenBucket bucket = throttle;
     if (bucket == null) {
-      return false;
+      return null;
     }
     long waitNanos = bucket.tryAcquire();
     if (waitNanos == 0) {
-      return false;
+      return null;
     }
     long waitMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(waitNanos));
     long waitSeconds = Math.max(1, (waitMillis + 999) / 1000);
-    respond(
-        exchange,
+    return respond(
         429,
         ErrorBody.of(
             HttpProtocol.THROTTLED,
             "rate limit of " + bucket.ratePerSecond() + " requests per second exceeded"),
-        Map.of(
-            HttpProtocol.RETRY_AFTER,
-            Long.toString(waitSeconds),
-            HttpProtocol.RETRY_AFTER_MS,
-            Long.toString(waitMillis)));
-    return true;
+        RawHeader.create(HttpProtocol.RETRY_AFTER, Long.toString(waitSeconds)),
+        RawHeader.create(HttpProtocol.RETRY_AFTER_MS, Long.toString(waitMillis)));
   }
 
-  private void afterDelay(SimFaults current, HttpExchange exchange, ExchangeAction action)
-      throws IOException {
+  private CompletionStage<HttpResponse> afterDelay(
+      SimFaults current, Supplier<CompletionStage<HttpResponse>> action) {
     long delay =
         current.latencyMs()
             + (current.jitterMs() > 0 ? random.nextLong(current.jitterMs() + 1) : 0);
-    if (delay == 0) {
-      action.run();
-      return;
-    }
-    Runnable resume = () -> runGuarded(exchange, action);
-    scheduler.schedule(() -> requestPool.execute(resume), delay, TimeUnit.MILLISECONDS);
+    return delay == 0 ? action.get() : later(delay, action);
   }
 
-  private void runGuarded(HttpExchange exchange, ExchangeAction action) {
-    try {
-      action.run();
-    } catch (RuntimeException | IOException e) {
-      respondQuietly(exchange, 500, ErrorBody.of(HttpProtocol.INTERNAL_ERROR, e.toString()));
-    }
+  /** {@code action} after {@code millis}, on the dispatcher; nothing waits meanwhile. */
+  private CompletionStage<HttpResponse> later(
+      long millis, Supplier<CompletionStage<HttpResponse>> action) {
+    CompletableFuture<HttpResponse> answer = new CompletableFuture<>();
+    system
+        .scheduler()
+        .scheduleOnce(
+            Duration.ofMillis(millis),
+            () -> {
+              try {
+                action
+                    .get()
+                    .whenComplete(
+                        (response, failure) ->
+                            answer.complete(failure != null ? internalError(failure) : response));
+              } catch (RuntimeException e) {
+                answer.complete(internalError(e));
+              }
+            },
+            executor);
+    return answer;
   }
 
   private boolean chance(double probability) {
     return probability > 0 && random.nextDouble() < probability;
   }
 
-  private void requireMethod(HttpExchange exchange, String method, ExchangeAction action)
-      throws IOException {
-    if (exchange.getRequestMethod().equals(method)) {
-      action.run();
-    } else {
-      respond(
-          exchange,
-          405,
-          ErrorBody.of("method_not_allowed", "use " + method + " on this path"),
-          Map.of("Allow", method));
+  private static CompletionStage<HttpResponse> requireMethod(
+      String method, String expected, Supplier<CompletionStage<HttpResponse>> action) {
+    if (method.equals(expected)) {
+      return action.get();
     }
+    return done(
+        respond(
+            405,
+            ErrorBody.of("method_not_allowed", "use " + expected + " on this path"),
+            RawHeader.create("Allow", expected)));
   }
 
-  private static byte[] readBody(HttpExchange exchange) throws IOException {
-    byte[] body = exchange.getRequestBody().readNBytes(MAX_BODY_BYTES + 1);
-    if (body.length > MAX_BODY_BYTES) {
-      throw new IOException("request body exceeds " + MAX_BODY_BYTES + " bytes");
+  /**
+   * The request's body, at most {@link #MAX_BODY_BYTES}: at once when it came with the headers,
+   * otherwise read within {@link #BODY_WAIT} and continued on the dispatcher.
+   */
+  private CompletionStage<byte[]> body(HttpRequest request) {
+    HttpEntity entity = request.entity();
+    if (entity.isStrict()) {
+      byte[] bytes = ((HttpEntity.Strict) entity).getData().toArray();
+      return bytes.length > MAX_BODY_BYTES
+          ? CompletableFuture.failedFuture(tooLarge())
+          : CompletableFuture.completedFuture(bytes);
     }
-    return body;
+    CompletableFuture<byte[]> bytes = new CompletableFuture<>();
+    entity
+        .toStrict(BODY_WAIT.toMillis(), MAX_BODY_BYTES, materializer)
+        .whenCompleteAsync(
+            (strict, failure) -> {
+              if (failure == null) {
+                bytes.complete(strict.getData().toArray());
+              } else if (isSizeLimit(failure)) {
+                bytes.completeExceptionally(tooLarge());
+              } else {
+                bytes.completeExceptionally(
+                    new IOException("request body could not be read: " + failure.getMessage()));
+              }
+            },
+            executor);
+    return bytes;
   }
 
-  private static void respond(
-      HttpExchange exchange, int status, Object body, Map<String, String> headers)
-      throws IOException {
+  private static boolean isSizeLimit(Throwable failure) {
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      if (t instanceof org.apache.pekko.http.scaladsl.model.EntityStreamSizeException) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static IOException tooLarge() {
+    return new IOException("request body exceeds " + MAX_BODY_BYTES + " bytes");
+  }
+
+  private static IOException asIo(Throwable failure) {
+    Throwable cause = failure;
+    while (cause instanceof CompletionException && cause.getCause() != null) {
+      cause = cause.getCause();
+    }
+    return cause instanceof IOException io ? io : new IOException(cause.toString(), cause);
+  }
+
+  private static String header(HttpRequest request, String name) {
+    return request.getHeader(name).map(HttpHeader::value).orElse(null);
+  }
+
+  private static CompletionStage<HttpResponse> done(HttpResponse response) {
+    return CompletableFuture.completedFuture(response);
+  }
+
+  private static HttpResponse internalError(Throwable failure) {
+    Throwable cause = failure;
+    while (cause instanceof CompletionException && cause.getCause() != null) {
+      cause = cause.getCause();
+    }
+    return respond(500, ErrorBody.of(HttpProtocol.INTERNAL_ERROR, cause.toString()));
+  }
+
+  private static HttpResponse respond(int status, Object body, HttpHeader... headers) {
     byte[] bytes;
     try {
       bytes = json().writeValueAsBytes(body);
     } catch (JsonProcessingException e) {
-      throw new IOException("cannot encode response", e);
+      status = 500;
+      bytes =
+          ("{\"error\":\""
+                  + HttpProtocol.INTERNAL_ERROR
+                  + "\",\"message\":\"cannot encode response\"}")
+              .getBytes(StandardCharsets.UTF_8);
     }
-    exchange.getResponseHeaders().set("Content-Type", JSON_TYPE);
-    headers.forEach((name, value) -> exchange.getResponseHeaders().set(name, value));
-    // the answer is decided: the request is done here before the caller can see the answer (and
-    // start its next call), so what is counted in flight lies within the caller's own call
-    endOfRequest(exchange);
-    try {
-      exchange.sendResponseHeaders(status, bytes.length);
-      try (var out = exchange.getResponseBody()) {
-        out.write(bytes);
-      }
-    } finally {
-      exchange.close();
-    }
-  }
-
-  /** Closes the exchange without an answer; a {@code /v1} request is no longer in flight. */
-  private static void hangUp(HttpExchange exchange) {
-    endOfRequest(exchange);
-    exchange.close();
-  }
-
-  private static void endOfRequest(HttpExchange exchange) {
-    Runnable end = END_OF_REQUEST.remove(exchange);
-    if (end != null) {
-      end.run();
-    }
-  }
-
-  private static void respondQuietly(HttpExchange exchange, int status, ErrorBody body) {
-    try {
-      respond(exchange, status, body, Map.of());
-    } catch (IOException | RuntimeException e) {
-      // headers were already sent or the client is gone: all that is left is to hang up
-      hangUp(exchange);
-    }
+    HttpResponse response =
+        HttpResponse.create()
+            .withStatus(status)
+            .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, bytes));
+    return headers.length == 0 ? response : response.addHeaders(Arrays.asList(headers));
   }
 
   private static Map<String, String> query(String rawQuery) {
@@ -562,17 +744,66 @@ public final class SimProviderServer implements AutoCloseable {
     return root.getMessage() == null ? root.toString() : root.getMessage();
   }
 
-  private static ThreadFactory daemonThreads(String prefix) {
-    AtomicInteger counter = new AtomicInteger();
-    return runnable -> {
-      Thread thread = new Thread(runnable, prefix + "-" + counter.incrementAndGet());
-      thread.setDaemon(true);
-      return thread;
-    };
-  }
+  /**
+   * The end of each connection's handler: passes answers on, and at {@link #HANG_UP} closes the
+   * connection through its kill switch instead. It then neither asks for more nor completes, so the
+   * HTTP layer never renders anything for the request (completing or failing the handler would make
+   * it answer 500); the connection's stream ends when the closed TCP connection tears it down.
+   */
+  private static final class HangUp extends GraphStage<FlowShape<HttpResponse, HttpResponse>> {
+    private final Inlet<HttpResponse> in = Inlet.create("SimHangUp.in");
+    private final Outlet<HttpResponse> out = Outlet.create("SimHangUp.out");
+    private final FlowShape<HttpResponse, HttpResponse> shape = FlowShape.of(in, out);
+    private final SharedKillSwitch connection;
 
-  @FunctionalInterface
-  private interface ExchangeAction {
-    void run() throws IOException;
+    HangUp(SharedKillSwitch connection) {
+      this.connection = connection;
+    }
+
+    @Override
+    public FlowShape<HttpResponse, HttpResponse> shape() {
+      return shape;
+    }
+
+    @Override
+    public GraphStageLogic createLogic(Attributes attributes) {
+      return new GraphStageLogic(shape) {
+        private boolean hungUp;
+
+        {
+          setHandler(
+              in,
+              new AbstractInHandler() {
+                @Override
+                public void onPush() {
+                  HttpResponse response = grab(in);
+                  if (response == HANG_UP) {
+                    hungUp = true;
+                    connection.shutdown();
+                  } else {
+                    push(out, response);
+                  }
+                }
+
+                @Override
+                public void onUpstreamFinish() {
+                  if (!hungUp) {
+                    completeStage();
+                  }
+                }
+              });
+          setHandler(
+              out,
+              new AbstractOutHandler() {
+                @Override
+                public void onPull() {
+                  if (!hungUp) {
+                    pull(in);
+                  }
+                }
+              });
+        }
+      };
+    }
   }
 }
