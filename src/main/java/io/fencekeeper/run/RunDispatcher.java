@@ -484,7 +484,7 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
    * A node the failure detector calls unreachable gets no more work and its pools' offers are
    * handed out again at once: a claim answers with the lease the dead worker holds, and the item is
    * taken over when that lease expires, not a grace later. Items put aside because their shard was
-   * on an unreachable node go first once it answers again or has left the cluster.
+   * on an unreachable node queue again once it answers again or has left the cluster.
    */
   private void followUnreachableNodes(Instant now) {
     int lost = queue.expireOffersTo(member -> deps.shards().isUnreachable(member));

@@ -38,6 +38,9 @@ final class WorkQueue {
   private final Map<Integer, Offer> offered = new HashMap<>();
   // items whose shard's node does not answer: handed out again once it does (or is gone)
   private final List<Ref> blocked = new ArrayList<>();
+  // items that came back to the front (handed out before: a dead pool's offers, due retries), by
+  // seq, until taken: put aside, they still go first when they can (their takeover is due)
+  private final Set<Integer> returning = new HashSet<>();
   // offers whose item's node stopped answering while they were out, by seq (a subset of offered)
   private final Set<Integer> waiting = new HashSet<>();
 
@@ -59,6 +62,7 @@ final class WorkQueue {
     for (int i = refs.size() - 1; i >= 0; i--) {
       board.mark(refs.get(i).seq(), StatusBoard.READY);
       ready.addFirst(refs.get(i));
+      returning.add(refs.get(i).seq());
     }
   }
 
@@ -89,10 +93,14 @@ final class WorkQueue {
     List<Ref> taken = new ArrayList<>(Math.min(max, ready.size()));
     while (taken.size() < max && !ready.isEmpty()) {
       Ref ref = ready.poll();
+      boolean returned = returning.remove(ref.seq());
       if (board.get(ref.seq()) != StatusBoard.READY) {
         continue; // settled by a report from an older offer
       }
       if (!reachable.test(ref)) {
+        if (returned) {
+          returning.add(ref.seq()); // remembered while it waits aside
+        }
         board.mark(ref.seq(), StatusBoard.WAITING);
         blocked.add(ref);
         continue;
@@ -104,21 +112,29 @@ final class WorkQueue {
     return taken;
   }
 
-  /** Items put aside for their shard that can be reached again go first. */
+  /**
+   * Items put aside for their shard that can be reached again join the back of the ready items:
+   * when a dead node is removed, its shards are allocated anew one claim at a time, and handing all
+   * of its items out first would fill every worker with claims waiting on those allocations. Items
+   * that had come back to the front (a dead pool's offers: their takeover is due) go first.
+   */
   int releaseReachable(Predicate<Ref> reachable) {
+    List<Ref> first = new ArrayList<>();
     List<Ref> back = new ArrayList<>();
     Iterator<Ref> it = blocked.iterator();
     while (it.hasNext()) {
       Ref ref = it.next();
       if (board.get(ref.seq()) != StatusBoard.WAITING) {
         it.remove(); // settled meanwhile
+        returning.remove(ref.seq());
       } else if (reachable.test(ref)) {
         it.remove();
-        back.add(ref);
+        (returning.remove(ref.seq()) ? first : back).add(ref);
       }
     }
-    readyFirst(back);
-    return back.size();
+    readyFirst(first);
+    back.forEach(this::ready);
+    return first.size() + back.size();
   }
 
   /** Items put aside until their shard answers. */
@@ -220,5 +236,6 @@ final class WorkQueue {
     ready.clear();
     parked.clear();
     blocked.clear();
+    returning.clear();
   }
 }

@@ -237,7 +237,7 @@ class WorkQueueTest {
   }
 
   @Test
-  void itemsOnShardsThatCannotAnswerArePutAsideAndGoFirstWhenTheyCan() {
+  void itemsOnShardsThatCannotAnswerArePutAsideAndQueueAgainWhenTheyCan() {
     readyAll(0, 1, 2, 3);
     Set<Integer> down = new HashSet<>(Set.of(1, 2));
 
@@ -248,10 +248,30 @@ class WorkQueueTest {
 
     down.remove(2);
     assertEquals(1, queue.releaseReachable(ref -> !down.contains(ref.seq())));
-    assertEquals(List.of(2, 4), seqs(take(10, T)));
+    assertEquals(List.of(4, 2), seqs(take(10, T)), "behind the items that were ready");
     board.settle(1, StatusBoard.DONE); // its old attempt reported after all
     assertEquals(0, queue.releaseReachable(ref -> true));
     assertEquals(0, queue.blockedCount());
+  }
+
+  @Test
+  void aGonePoolsItemPutAsideForItsShardStillGoesFirstWhenItCan() {
+    Address gone = new Address("pekko", "fencekeeper", "10.0.0.3", 25520);
+    readyAll(0, 1);
+    queue.take(1, T, gone, ref -> true); // 0 offered to the gone member's pool
+    queue.expireOffersTo(gone::equals);
+    Set<Integer> down = new HashSet<>(Set.of(0, 2));
+    readyAll(2, 3);
+
+    assertEquals(List.of(1, 3), seqs(queue.take(10, T, POOL, ref -> !down.contains(ref.seq()))));
+    readyAll(4, 5);
+    down.clear();
+
+    assertEquals(2, queue.releaseReachable(ref -> true));
+    assertEquals(
+        List.of(0, 4, 5, 2),
+        seqs(take(10, T)),
+        "its takeover is due: ahead of the others; an item never handed out queues behind");
   }
 
   @Test
