@@ -16,7 +16,8 @@ import picocli.CommandLine.Command;
       SimProviderCommand.class,
       StatusCommand.class,
       AuditCommand.class,
-      ReportCommand.class
+      ReportCommand.class,
+      PostgresCommand.class
     })
 public final class Main implements Runnable {
 
