@@ -25,6 +25,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -39,10 +40,18 @@ final class ProcessCluster implements AutoCloseable {
 
   /** One node process and what it needs to be found and checked. */
   record NodeProcess(
-      int n, Process process, int remotePort, int httpPort, int managementPort, Path log) {
+      int n, Process process, int remotePort, int managementPort, int httpPort, Path log) {
     String address() {
       return "pekko://fencekeeper@127.0.0.1:" + remotePort;
     }
+  }
+
+  /**
+   * How node {@code n}'s process is started beyond the operator's environment: a command before
+   * java (faketime, setpriv) and extra environment variables (a fault, never a setting).
+   */
+  record Launch(List<String> prefix, Map<String, String> env) {
+    static final Launch PLAIN = new Launch(List.of(), Map.of());
   }
 
   final TestDatabases.Target db;
@@ -51,35 +60,46 @@ final class ProcessCluster implements AutoCloseable {
   final URI simUrl;
   final List<NodeProcess> nodes = new ArrayList<>();
   FencekeeperNode client;
-
   /** The node's main class and its arguments before {@code --config FILE}. */
   private final List<String> nodeMain;
 
   private final int workersPerNode;
+  private final IntFunction<Launch> launches;
   private final Path confFile;
+  private final Map<Integer, Integer> starts = new LinkedHashMap<>();
 
   private static final List<String> SERVE = List.of("io.fencekeeper.cli.Main", "serve");
 
   ProcessCluster(int workersPerNode, String... simFlags) throws Exception {
-    this(SERVE, workersPerNode, Map.of(), simFlags);
+    this(SERVE, workersPerNode, Map.of(), n -> Launch.PLAIN, simFlags);
   }
 
   /** {@code timings} override the test timings (HOCON paths), e.g. a slower failure detector. */
   ProcessCluster(int workersPerNode, Map<String, Object> timings, String... simFlags)
       throws Exception {
-    this(SERVE, workersPerNode, timings, simFlags);
+    this(SERVE, workersPerNode, timings, n -> Launch.PLAIN, simFlags);
   }
 
   /** Nodes started by another main class, e.g. a test's {@code serve} with a fault built in. */
   ProcessCluster(List<String> nodeMain, int workersPerNode, String... simFlags) throws Exception {
-    this(nodeMain, workersPerNode, Map.of(), simFlags);
+    this(nodeMain, workersPerNode, Map.of(), n -> Launch.PLAIN, simFlags);
+  }
+
+  ProcessCluster(int workersPerNode, IntFunction<Launch> launches, String... simFlags)
+      throws Exception {
+    this(SERVE, workersPerNode, Map.of(), launches, simFlags);
   }
 
   private ProcessCluster(
-      List<String> nodeMain, int workersPerNode, Map<String, Object> timings, String... simFlags)
+      List<String> nodeMain,
+      int workersPerNode,
+      Map<String, Object> timings,
+      IntFunction<Launch> launches,
+      String... simFlags)
       throws Exception {
     this.nodeMain = nodeMain;
     this.workersPerNode = workersPerNode;
+    this.launches = launches;
     db = TestDatabases.freshPostgres();
     dir = Files.createTempDirectory("fencekeeper-processes");
     List<String> simCommand = new ArrayList<>(javaCommand());
@@ -101,11 +121,12 @@ final class ProcessCluster implements AutoCloseable {
     allTimings.forEach((k, v) -> conf.append(k).append(" = \"").append(v).append("\"\n"));
     Files.writeString(confFile, conf);
 
-    NodeProcess first = startNode(1, workersPerNode, confFile, List.of());
+    NodeProcess first = startNode(1, freePort(), freePort(), freePort(), List.of());
     awaitReady(first);
+    stampJournalRowsWithDatabaseTime();
     List<String> seeds = List.of(first.address());
-    NodeProcess second = startNode(2, workersPerNode, confFile, seeds);
-    NodeProcess third = startNode(3, workersPerNode, confFile, seeds);
+    NodeProcess second = startNode(2, freePort(), freePort(), freePort(), seeds);
+    NodeProcess third = startNode(3, freePort(), freePort(), freePort(), seeds);
     awaitReady(second);
     awaitReady(third);
     client = ClusterFixture.startNode(db, dir.resolve("client"), seeds, null, 0, timings);
@@ -113,19 +134,51 @@ final class ProcessCluster implements AutoCloseable {
 
   /** Starts node {@code n} (a restarted node gets a new number) joining {@code seeds}. */
   NodeProcess startNode(int n, List<String> seeds) throws IOException {
-    return startNode(n, workersPerNode, confFile, seeds);
+    return startNode(n, freePort(), freePort(), freePort(), seeds);
   }
 
-  private NodeProcess startNode(int n, int workers, Path conf, List<String> seeds)
+  /**
+   * Every journal row also gets the database's clock when it is written ({@code db_time}): one
+   * clock for all nodes, whatever their own clocks say. The journal inserts name their columns, so
+   * an extra column with a default changes nothing for the nodes.
+   */
+  private void stampJournalRowsWithDatabaseTime() throws Exception {
+    try (Connection c = DriverManager.getConnection(db.url(), db.user(), db.password());
+        Statement s = c.createStatement()) {
+      s.execute(
+          "ALTER TABLE event_journal ADD COLUMN IF NOT EXISTS db_time TIMESTAMPTZ"
+              + " DEFAULT clock_timestamp()");
+    }
+  }
+
+  /**
+   * Starts node {@code n} again on the same ports, as a supervisor restarts a service: a new
+   * incarnation that joins through the members still running (never through itself alone, which
+   * would form a second cluster on the same journal).
+   */
+  NodeProcess restart(NodeProcess old) throws IOException {
+    List<String> seeds =
+        nodes.stream()
+            .filter(node -> node != old && node.process().isAlive())
+            .map(NodeProcess::address)
+            .toList();
+    NodeProcess fresh =
+        startNode(old.n(), old.remotePort(), old.managementPort(), old.httpPort(), seeds);
+    nodes.remove(fresh);
+    nodes.set(nodes.indexOf(old), fresh);
+    return fresh;
+  }
+
+  private NodeProcess startNode(int n, int remote, int management, int http, List<String> seeds)
       throws IOException {
-    int remote = freePort();
-    int http = freePort();
-    int management = freePort();
-    List<String> command = new ArrayList<>(javaCommand());
+    Launch launch = launches.apply(n);
+    List<String> command = new ArrayList<>(launch.prefix());
+    command.addAll(javaCommand());
     command.addAll(nodeMain);
-    command.addAll(List.of("--config", conf.toString()));
+    command.addAll(List.of("--config", confFile.toString()));
     ProcessBuilder builder = new ProcessBuilder(command);
-    Path log = dir.resolve("node-" + n + ".log");
+    int start = starts.merge(n, 1, Integer::sum);
+    Path log = dir.resolve("node-" + n + (start == 1 ? "" : "-restart-" + (start - 1)) + ".log");
     builder.redirectErrorStream(true).redirectOutput(log.toFile());
     Map<String, String> env = builder.environment();
     // docs/design.md, "Configuration": the only way an operator configures a node
@@ -141,9 +194,10 @@ final class ProcessCluster implements AutoCloseable {
     env.put("FENCEKEEPER_PROVIDER", "http");
     env.put("FENCEKEEPER_PROVIDER_URL", simUrl.toString());
     env.put("FENCEKEEPER_LEASE", ClusterFixture.LEASE.toSeconds() + "s");
-    env.put("FENCEKEEPER_WORKERS", String.valueOf(workers));
+    env.put("FENCEKEEPER_WORKERS", String.valueOf(workersPerNode));
     env.put("FENCEKEEPER_LOG_LEVEL", "WARN");
-    NodeProcess node = new NodeProcess(n, builder.start(), remote, http, management, log);
+    env.putAll(launch.env());
+    NodeProcess node = new NodeProcess(n, builder.start(), remote, management, http, log);
     nodes.add(node);
     return node;
   }
