@@ -1,0 +1,323 @@
+package io.fencekeeper.cluster;
+
+import static io.fencekeeper.cluster.ClusterFixture.DATE;
+import static io.fencekeeper.cluster.ClusterFixture.accounts;
+import static io.fencekeeper.cluster.ClusterFixture.assertOneEffectPerKey;
+import static io.fencekeeper.cluster.ClusterFixture.awaitDone;
+import static io.fencekeeper.cluster.ClusterFixture.awaitEnded;
+import static io.fencekeeper.cluster.ClusterFixture.createRun;
+import static io.fencekeeper.cluster.ClusterFixture.item;
+import static io.fencekeeper.cluster.ClusterFixture.nodeOf;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fencekeeper.api.ApiClient;
+import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.WorkItem;
+import io.fencekeeper.provider.Plan;
+import io.fencekeeper.provider.ProviderError;
+import io.fencekeeper.provider.http.HttpProvider;
+import io.fencekeeper.run.RunState;
+import io.fencekeeper.run.RunView;
+import io.fencekeeper.run.scope.AccountCursor;
+import io.fencekeeper.testing.Await;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalTime;
+import java.time.ZoneId;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.pekko.cluster.typed.Cluster;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A network partition, not a crash: node 3 is cut from the cluster ports of nodes 1 and 2 and of
+ * the client (iptables on loopback, {@link LoopbackPartition}) but still reaches the database and
+ * the provider. Keep-majority downs it on both sides: it stops itself, the majority takes its
+ * shards and leases over, the run succeeds with one effect per key and no interleaved writers.
+ *
+ * <p>What the minority commits after the cut is measured from the journal: only on its own shards,
+ * and only before the majority takes any of its leases over. A straggler of the minority (a worker
+ * that claimed through node 3's lease API before the cut, played by the test) that comes back after
+ * the takeover is refused by token twice: by the provider ({@code stale_token}) and by the item
+ * (LeaseLost, journaled as a stale rejection in the audit).
+ */
+class PartitionProcessTest {
+
+  private static final int MINORITY = 3;
+
+  @Test
+  void minorityCutFromTheClusterIsDownedItsStragglerIsRefusedByTokenAndTheRunSucceeds()
+      throws Exception {
+    boolean ci = "true".equals(System.getenv("CI"));
+    assumeTrue(
+        ci || LoopbackPartition.available(), "iptables and setpriv (as root) make the partition");
+    LoopbackPartition.removeLeftovers();
+    try (LoopbackPartition partition = new LoopbackPartition();
+        ProcessCluster cluster =
+            new ProcessCluster(
+                4,
+                n ->
+                    n == MINORITY
+                        ? new ProcessCluster.Launch(LoopbackPartition.minorityPrefix(), Map.of())
+                        : ProcessCluster.Launch.PLAIN,
+                "--latency-ms",
+                "100",
+                "--jitter-ms",
+                "40",
+                "--seed",
+                "9")) {
+      String job = "partition";
+      List<AccountCursor> accounts = accounts(600);
+      RunView created = createRun(cluster.client, job, accounts);
+      awaitDone(
+          cluster.client, created.runId(), 150, Duration.ofSeconds(90), "a quarter of the run");
+      ProcessCluster.NodeProcess minority = cluster.nodes.get(MINORITY - 1);
+      HttpProvider provider =
+          HttpProvider.create(cluster.simUrl, Duration.ofSeconds(2), Duration.ofSeconds(10));
+
+      // a straggler: a worker of the minority holding a lease on an item that needs an effect
+      ItemId stragglerItem = lastItemNeedingAnEffect(provider, job, accounts);
+      Plan stragglerPlan = provider.plan(stragglerItem).toCompletableFuture().get();
+      String straggler = minority.address() + "/w-straggler";
+      JsonNode claim = claimThroughApi(minority, stragglerItem, straggler);
+      long stragglerToken = claim.get("token").asLong();
+
+      List<Integer> others =
+          List.of(
+              cluster.nodes.get(0).remotePort(),
+              cluster.nodes.get(1).remotePort(),
+              Cluster.get(cluster.client.system()).selfMember().address().getPort().orElseThrow());
+      Instant cutAt = Instant.now();
+      partition.cut(minority.remotePort(), others);
+      System.out.println("PARTITION rules:\n" + partition.rules());
+
+      // keep-majority on both sides: the minority downs itself and exits, the majority removes it
+      Instant[] exitedAndRemoved = new Instant[2];
+      Await.until(
+          Duration.ofSeconds(90),
+          "node " + MINORITY + " stopped by itself and removed by the majority",
+          () -> {
+            if (exitedAndRemoved[0] == null && !minority.process().isAlive()) {
+              exitedAndRemoved[0] = Instant.now();
+            }
+            if (exitedAndRemoved[1] == null && !cluster.isMember(minority.address())) {
+              exitedAndRemoved[1] = Instant.now();
+            }
+            return exitedAndRemoved[0] != null && exitedAndRemoved[1] != null;
+          });
+      Instant minorityExited = exitedAndRemoved[0];
+      Instant removed = exitedAndRemoved[1];
+      String minorityDecision = sbrDecision(minority.log());
+      String majorityDecision = sbrDecision(cluster.nodes.get(0).log());
+
+      RunView ended = awaitEnded(cluster.client, created.runId(), Duration.ofSeconds(180));
+      assertEquals(RunState.SUCCEEDED, ended.state(), ended.toString());
+      Map<Integer, Integer> histogram =
+          assertOneEffectPerKey(cluster.client, job, accounts, cluster.ledger());
+      assertEquals(Map.of(), cluster.interleavedWriters(), "A, B, A writers per persistence id");
+
+      // the straggler comes back after the majority took its item over and finished it
+      assertEquals(WorkItem.Status.DONE, item(cluster.client, stragglerItem).status());
+      ProviderError atProvider =
+          providerError(
+              () ->
+                  provider
+                      .apply(
+                          stragglerItem,
+                          stragglerPlan,
+                          stragglerItem.idempotencyKey(),
+                          stragglerToken)
+                      .toCompletableFuture()
+                      .join());
+      assertInstanceOf(ProviderError.StaleToken.class, atProvider, "the provider's answer");
+      WorkItem.Reply atItem =
+          cluster
+              .client
+              .items()
+              .recordEffectAndComplete(
+                  stragglerItem,
+                  straggler,
+                  stragglerToken,
+                  new WorkItem.EffectOutcome(WorkItem.OutcomeKind.APPLIED, "late", "late"),
+                  0)
+              .toCompletableFuture()
+              .get(20, TimeUnit.SECONDS);
+      WorkItem.LeaseLost lost = assertInstanceOf(WorkItem.LeaseLost.class, atItem);
+      assertEquals(
+          Map.of(), effectsAbove(cluster.ledger(), 1), "the straggler added no effect at all");
+
+      JournalTimeline journal = JournalTimeline.read(cluster, job);
+      List<JournalTimeline.Row> refusals =
+          journal.all(WorkItem.StaleCommandRejected.class).stream()
+              .filter(
+                  r ->
+                      nodeOf(((WorkItem.StaleCommandRejected) r.event()).workerId())
+                          .equals(minority.address()))
+              .toList();
+      assertTrue(
+          refusals.stream()
+              .anyMatch(
+                  r ->
+                      r.event() instanceof WorkItem.StaleCommandRejected s
+                          && s.workerId().equals(straggler)
+                          && s.presentedToken() == stragglerToken),
+          "the audit keeps the straggler's refused write: " + refusals);
+
+      // the minority's own commits after the cut: on its shards only, before any takeover
+      List<JournalTimeline.Row> minorityCommits =
+          journal.all(WorkItem.ItemCompleted.class).stream()
+              .filter(r -> r.dbTime().isAfter(cutAt))
+              .filter(r -> holder(journal, r).map(minority.address()::equals).orElse(false))
+              .toList();
+      List<JournalTimeline.Row> takeovers =
+          journal.all(WorkItem.LeaseGranted.class).stream()
+              .filter(r -> r.dbTime().isAfter(cutAt))
+              .filter(
+                  r ->
+                      r.event() instanceof WorkItem.LeaseGranted g
+                          && g.previousOwner() != null
+                          && nodeOf(g.previousOwner()).equals(minority.address()))
+              .toList();
+      Optional<Instant> lastMinorityCommit =
+          minorityCommits.stream().map(JournalTimeline.Row::dbTime).max(Comparator.naturalOrder());
+      Optional<Instant> firstTakeover =
+          takeovers.stream().map(JournalTimeline.Row::dbTime).min(Comparator.naturalOrder());
+      Optional<Instant> lastTakeover =
+          takeovers.stream().map(JournalTimeline.Row::dbTime).max(Comparator.naturalOrder());
+      System.out.printf(
+          "PARTITION node %d cut from the cluster at %s (+0 s; lease %ds): SBR on the minority"
+              + " %s, on the majority %s; the minority's last commit +%s (%d commits after the"
+              + " cut); it stopped itself +%.1f s (exit %d); the majority no longer lists it"
+              + " +%.1f s; first takeover of its leases +%s, last +%s (%d takeovers); refused"
+              + " writes of the minority in the audit: %d (the straggler's: presented token %d,"
+              + " current %d, \"%s\"), the provider answered the straggler %s; run %s in %.1f s,"
+              + " stale rejections %d, takeovers %d, effects-per-key %s%n",
+          MINORITY,
+          LocalTime.ofInstant(cutAt, ZoneId.systemDefault()),
+          ClusterFixture.LEASE.toSeconds(),
+          minorityDecision,
+          majorityDecision,
+          lastMinorityCommit.map(t -> seconds(cutAt, t)).orElse("none"),
+          minorityCommits.size(),
+          Duration.between(cutAt, minorityExited).toMillis() / 1000.0,
+          minority.process().exitValue(),
+          Duration.between(cutAt, removed).toMillis() / 1000.0,
+          firstTakeover.map(t -> seconds(cutAt, t)).orElse("none"),
+          lastTakeover.map(t -> seconds(cutAt, t)).orElse("none"),
+          takeovers.size(),
+          refusals.size(),
+          lost.presentedToken(),
+          lost.currentToken(),
+          lost.reason(),
+          atProvider.getClass().getSimpleName(),
+          ended.state(),
+          Duration.between(ended.createdAt(), ended.endedAt()).toMillis() / 1000.0,
+          ended.staleRejections(),
+          ended.takeovers(),
+          histogram);
+      if (lastMinorityCommit.isPresent() && firstTakeover.isPresent()) {
+        assertTrue(
+            lastMinorityCommit.get().isBefore(firstTakeover.get()),
+            "the minority committed at "
+                + lastMinorityCommit.get()
+                + ", after the majority began taking its leases over at "
+                + firstTakeover.get());
+      }
+      assertEquals(0, minority.process().exitValue(), "the downed minority stops cleanly");
+    }
+  }
+
+  /** The node whose worker held the lease an ItemCompleted row completed. */
+  private static Optional<String> holder(JournalTimeline journal, JournalTimeline.Row completed) {
+    long token = ((WorkItem.ItemCompleted) completed.event()).token();
+    return journal
+        .grantOf(completed.itemId(), token)
+        .map(g -> nodeOf(((WorkItem.LeaseGranted) g.event()).workerId()));
+  }
+
+  /** The scope's last item whose plan has something to apply (one in ten has nothing). */
+  private static ItemId lastItemNeedingAnEffect(
+      HttpProvider provider, String job, List<AccountCursor> accounts) throws Exception {
+    for (int i = accounts.size() - 1; i >= 0; i--) {
+      AccountCursor account = accounts.get(i);
+      ItemId id = ItemId.of(job, DATE, account.accountId(), account.cursor());
+      if (!provider.plan(id).toCompletableFuture().get().nothingToDo()) {
+        return id;
+      }
+    }
+    throw new AssertionError("no item needs an effect");
+  }
+
+  /** POST /api/items/{itemId}/claim on the node's own HTTP API (loopback, no token). */
+  private static JsonNode claimThroughApi(
+      ProcessCluster.NodeProcess node, ItemId item, String workerId) throws Exception {
+    String body =
+        "{\"workerId\": \""
+            + workerId
+            + "\", \"leaseMillis\": "
+            + ClusterFixture.LEASE.toMillis()
+            + "}";
+    HttpResponse<String> response =
+        HttpClient.newHttpClient()
+            .send(
+                HttpRequest.newBuilder(
+                        URI.create(
+                            "http://127.0.0.1:"
+                                + node.httpPort()
+                                + "/api/items/"
+                                + ApiClient.segment(item.value())
+                                + "/claim"))
+                    .header("Content-Type", "application/json")
+                    .timeout(Duration.ofSeconds(20))
+                    .POST(HttpRequest.BodyPublishers.ofString(body))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
+    assertEquals(200, response.statusCode(), response.body());
+    return new ObjectMapper().readTree(response.body());
+  }
+
+  /** The Split Brain Resolver's decision as the node logged it (WARN), with its time. */
+  private static String sbrDecision(Path log) throws IOException {
+    Matcher m =
+        Pattern.compile("(\\d\\d:\\d\\d:\\d\\d\\.\\d{3}) WARN .*SBR took decision (\\w+)")
+            .matcher(Files.readString(log));
+    return m.find() ? m.group(2) + " at " + m.group(1) : "(no decision logged)";
+  }
+
+  private static ProviderError providerError(Runnable call) {
+    try {
+      call.run();
+    } catch (CompletionException e) {
+      return ProviderError.from(e);
+    }
+    throw new AssertionError("the provider accepted the straggler's apply");
+  }
+
+  private static Map<String, Integer> effectsAbove(Map<String, Integer> ledger, int limit) {
+    return ledger.entrySet().stream()
+        .filter(e -> e.getValue() > limit)
+        .collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue));
+  }
+
+  private static String seconds(Instant from, Instant to) {
+    return String.format("%.1f s", Duration.between(from, to).toMillis() / 1000.0);
+  }
+}
