@@ -121,15 +121,25 @@ final class ProcessCluster implements AutoCloseable {
     allTimings.forEach((k, v) -> conf.append(k).append(" = \"").append(v).append("\"\n"));
     Files.writeString(confFile, conf);
 
-    NodeProcess first = startNode(1, freePort(), freePort(), freePort(), List.of());
-    awaitReady(first);
-    stampJournalRowsWithDatabaseTime();
-    List<String> seeds = List.of(first.address());
-    NodeProcess second = startNode(2, freePort(), freePort(), freePort(), seeds);
-    NodeProcess third = startNode(3, freePort(), freePort(), freePort(), seeds);
-    awaitReady(second);
-    awaitReady(third);
-    client = ClusterFixture.startNode(db, dir.resolve("client"), seeds, null, 0, timings);
+    try {
+      NodeProcess first = startNode(1, freePort(), freePort(), freePort(), List.of());
+      awaitReady(first);
+      stampJournalRowsWithDatabaseTime();
+      List<String> seeds = List.of(first.address());
+      NodeProcess second = startNode(2, freePort(), freePort(), freePort(), seeds);
+      NodeProcess third = startNode(3, freePort(), freePort(), freePort(), seeds);
+      awaitReady(second);
+      awaitReady(third);
+      client = ClusterFixture.startNode(db, dir.resolve("client"), seeds, null, 0, timings);
+    } catch (Exception | AssertionError e) {
+      // try-with-resources never closes what failed to construct: stop what did start
+      try {
+        close();
+      } catch (Exception | AssertionError suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw e;
+    }
   }
 
   /** Starts node {@code n} (a restarted node gets a new number) joining {@code seeds}. */
@@ -322,7 +332,8 @@ final class ProcessCluster implements AutoCloseable {
     }
     for (NodeProcess node : nodes) {
       if (node.process().isAlive()) {
-        signal(node.process(), "CONT");
+        // a paused node must run to hear its SIGTERM; a node that just exited makes kill fail
+        new ProcessBuilder("kill", "-CONT", String.valueOf(node.process().pid())).start().waitFor();
         node.process().destroy(); // SIGTERM: coordinated shutdown
       }
     }
