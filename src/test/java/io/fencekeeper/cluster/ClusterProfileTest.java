@@ -86,7 +86,7 @@ class ClusterProfileTest {
   }
 
   @Test
-  void threeLocalNodesHaveDistinctPortsOneSeedAndKeepMajority() {
+  void threeLocalNodesHaveDistinctPortsTheSameSeedsAndKeepMajority() {
     Set<Integer> ports = new HashSet<>();
     for (int n = 1; n <= 3; n++) {
       Config config =
@@ -95,7 +95,13 @@ class ClusterProfileTest {
               Map.of("FENCEKEEPER_DB_URL", "jdbc:h2:tcp://127.0.0.1:9092/fencekeeper"));
       NodeSettings settings = NodeSettings.from(config);
       assertEquals("jdbc:h2:tcp://127.0.0.1:9092/fencekeeper", settings.dbUrl());
-      assertEquals(java.util.List.of("pekko://fencekeeper@127.0.0.1:25521"), settings.seedNodes());
+      // every node lists all three, node 1 first: a restarted node 1 joins, never forms its own
+      assertEquals(
+          java.util.List.of(
+              "pekko://fencekeeper@127.0.0.1:25521",
+              "pekko://fencekeeper@127.0.0.1:25522",
+              "pekko://fencekeeper@127.0.0.1:25523"),
+          settings.seedNodes());
       assertTrue(ports.add(config.getInt("pekko.remote.artery.canonical.port")));
       assertTrue(ports.add(settings.httpPort()));
       assertTrue(ports.add(config.getInt("pekko.management.http.port")));
