@@ -29,6 +29,7 @@ import io.fencekeeper.run.scope.ScopeReader;
 import io.fencekeeper.run.scope.ScopeSettings;
 import io.fencekeeper.worker.Backoff;
 import io.fencekeeper.worker.ItemAttempt;
+import io.fencekeeper.worker.LeaveOnShutdown;
 import io.fencekeeper.worker.WorkerPool;
 import java.time.Clock;
 import java.time.Duration;
@@ -375,10 +376,12 @@ public final class FencekeeperNode implements AutoCloseable {
                       b.attemptListener,
                       pools.get(name)));
             });
-    system.systemActorOf(
-        WorkerPool.create(workers, system.address().toString(), attempts, shards::reachable),
-        "worker-pool",
-        Props.empty());
+    ActorRef<WorkerPool.Command> pool =
+        system.systemActorOf(
+            WorkerPool.create(workers, system.address().toString(), attempts, shards::reachable),
+            "worker-pool",
+            Props.empty());
+    LeaveOnShutdown.register(system, pool);
     return providers;
   }
 

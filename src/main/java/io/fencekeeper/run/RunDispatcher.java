@@ -11,6 +11,7 @@ import io.fencekeeper.run.governor.GovernorSettings;
 import io.fencekeeper.run.governor.RunGovernor;
 import io.fencekeeper.worker.AttemptResult;
 import io.fencekeeper.worker.WorkProtocol;
+import io.fencekeeper.worker.WorkProtocol.PoolLeaving;
 import io.fencekeeper.worker.WorkProtocol.RequestWork;
 import io.fencekeeper.worker.WorkProtocol.Settled;
 import io.fencekeeper.worker.WorkProtocol.ToDispatcher;
@@ -151,6 +152,7 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
   private final RunShare share;
   private final ProgressMeter meter = new ProgressMeter();
   private final ArrayDeque<RequestWork> demand = new ArrayDeque<>();
+  private final LeavingPools leavingPools;
 
   private int nextLoad;
   private boolean loading;
@@ -181,6 +183,7 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
     this.queue = new WorkQueue(board);
     this.quarantined = new QuarantinedItems(board);
     this.self = Cluster.get(ctx.getSystem()).selfMember().address();
+    this.leavingPools = new LeavingPools(Cluster.get(ctx.getSystem()));
     this.governor = new RunGovernor(governorSettings, startedAt);
     this.share =
         new RunShare(
@@ -202,6 +205,7 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
     return newReceiveBuilder()
         .onMessage(RequestWork.class, this::onRequestWork)
         .onMessage(Settled.class, this::onSettled)
+        .onMessage(PoolLeaving.class, this::onPoolLeaving)
         .onMessage(PageLoaded.class, this::onPageLoaded)
         .onMessage(PageFailed.class, this::onPageFailed)
         .onMessage(Reopened.class, this::onReopened)
@@ -229,11 +233,25 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
       request.replyTo().tell(batch(List.of(), true));
       return this;
     }
+    if (leavingPools.contains(request.replyTo(), memberOf(request.replyTo()))) {
+      request.replyTo().tell(batch(List.of(), false));
+      return this;
+    }
     demand.add(request);
     serveDemand();
     if (request.answerNow() && demand.remove(request)) {
       request.replyTo().tell(batch(List.of(), false));
     }
+    return this;
+  }
+
+  /**
+   * Its node shuts down: its open request is void. What it still runs reports as usual; what it was
+   * offered after it said so comes back at once, unclaimed.
+   */
+  private Behavior<ToDispatcher> onPoolLeaving(PoolLeaving leaving) {
+    leavingPools.add(leaving.pool());
+    demand.removeIf(request -> request.replyTo().equals(leaving.pool()));
     return this;
   }
 
@@ -250,6 +268,9 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
     Predicate<WorkQueue.Ref> reachable = ref -> deps.shards().reachable(ref.itemId());
     while (!demand.isEmpty() && queue.hasReady() && queue.inFlight(reachable) < cap) {
       RequestWork request = demand.poll();
+      if (leavingPools.contains(request.replyTo(), memberOf(request.replyTo()))) {
+        continue; // its member is leaving the cluster: no answer, the pool is going away
+      }
       int allowed = Math.min(request.max(), cap - queue.inFlight(reachable));
       List<WorkOffer> offers =
           queue.take(allowed, now, memberOf(request.replyTo()), reachable).stream()

@@ -20,6 +20,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.apache.pekko.actor.Cancellable;
 import org.apache.pekko.actor.typed.Scheduler;
@@ -32,7 +33,9 @@ import scala.concurrent.ExecutionContextExecutor;
  * effect is recorded, complete; if ambiguous, reconcile with lookup first; otherwise plan, apply
  * with the item's idempotency key and the claim's fencing token, record, complete. Long items renew
  * at a third of the lease; a renewal answered LeaseLost cancels the attempt, and the attempt checks
- * its own lease deadline (minus a safety margin) before every provider mutation.
+ * its own lease deadline (minus a safety margin) before every provider mutation. When its pool is
+ * leaving (the node shuts down), it hands the lease back at the next step that has nothing in
+ * flight instead of starting another provider call.
  */
 public final class ItemAttempt {
 
@@ -89,6 +92,7 @@ public final class ItemAttempt {
   private final String workerId;
   private final Duration lease;
   private final int maxAttempts;
+  private final BooleanSupplier leaving;
   private final AtomicBoolean cancelled = new AtomicBoolean();
   private volatile Claimed claim;
   private volatile Instant leaseExpiresAt;
@@ -97,11 +101,23 @@ public final class ItemAttempt {
   private final AtomicInteger throttles = new AtomicInteger();
 
   public ItemAttempt(Context ctx, ItemId item, String workerId, Duration lease, int maxAttempts) {
+    this(ctx, item, workerId, lease, maxAttempts, () -> false);
+  }
+
+  /** {@code leaving}: whether the pool is draining, read before every provider call. */
+  ItemAttempt(
+      Context ctx,
+      ItemId item,
+      String workerId,
+      Duration lease,
+      int maxAttempts,
+      BooleanSupplier leaving) {
     this.ctx = ctx;
     this.item = item;
     this.workerId = workerId;
     this.lease = lease;
     this.maxAttempts = maxAttempts;
+    this.leaving = leaving;
   }
 
   /** Runs the attempt; the stage never fails: every ending is an {@link AttemptResult}. */
@@ -166,6 +182,9 @@ public final class ItemAttempt {
     if (cancelled.get()) {
       return done(new AttemptResult.Lost("renewal answered LeaseLost"));
     }
+    if (leaving.getAsBoolean()) {
+      return handBack(ctx.clock().instant()); // still AMBIGUOUS: the next holder looks it up
+    }
     return timed("lookup", () -> ctx.provider().lookup(item, claim.idempotencyKey()))
         .handle(
             (found, failure) -> {
@@ -188,6 +207,9 @@ public final class ItemAttempt {
     if (cancelled.get()) {
       return done(new AttemptResult.Lost("renewal answered LeaseLost"));
     }
+    if (leaving.getAsBoolean()) {
+      return handBack(ctx.clock().instant());
+    }
     return timed("plan", () -> ctx.provider().plan(item))
         .handle(
             (plan, failure) -> {
@@ -207,13 +229,10 @@ public final class ItemAttempt {
     if (cancelled.get()) {
       return done(new AttemptResult.Lost("renewal answered LeaseLost"));
     }
-    // self-fencing: never start a mutation the lease may not outlive
+    // self-fencing: never start a mutation the lease may not outlive; nor one on a leaving node
     Instant now = ctx.clock().instant();
-    if (!now.isBefore(leaseExpiresAt.minus(safetyMargin()))) {
-      // nothing was sent in this step, so handing the item back is the truth
-      return ctx.items()
-          .release(item, workerId, claim.token())
-          .thenApply(reply -> (AttemptResult) new AttemptResult.RetryAt(now));
+    if (!now.isBefore(leaseExpiresAt.minus(safetyMargin())) || leaving.getAsBoolean()) {
+      return handBack(now);
     }
     return timed(
             "apply", () -> ctx.provider().apply(item, plan, claim.idempotencyKey(), claim.token()))
@@ -272,10 +291,25 @@ public final class ItemAttempt {
         error instanceof ProviderError.Throttled
             ? THROTTLED_RETRIES_PER_ATTEMPT
             : RETRIES_PER_ATTEMPT;
+    if (leaving.getAsBoolean()) {
+      // not an attempt used up (the node stops, not the item: a closed permit pool says so too)
+      return handBack(resumeAt);
+    }
     if (retry + 1 >= limit || !leaseAllows) {
       return fail(error.message(), true, delay);
     }
     return after(delay).thenCompose(ignored -> again.get());
+  }
+
+  /**
+   * Nothing was sent in this step (or what was sent is journaled as AMBIGUOUS), so handing the item
+   * back is the truth: the lease ends now instead of running out, and the item may be claimed again
+   * from {@code retryAt}.
+   */
+  private CompletionStage<AttemptResult> handBack(Instant retryAt) {
+    return ctx.items()
+        .release(item, workerId, claim.token())
+        .thenApply(reply -> (AttemptResult) new AttemptResult.RetryAt(retryAt));
   }
 
   // --- recording ---------------------------------------------------------------------------------

@@ -45,6 +45,13 @@ public final class WorkProtocol {
   }
 
   /**
+   * A pool whose node is shutting down takes no more work: its open {@link RequestWork} is void and
+   * nothing more may be offered to it ({@code pool} is the {@code replyTo} of its requests). The
+   * attempts it still runs report with {@link Settled} as usual.
+   */
+  public record PoolLeaving(ActorRef<WorkBatch> pool) implements ToDispatcher {}
+
+  /**
    * A pool reports how the attempt at item {@code seq} ended. What the attempt met on the way
    * (throttling, a takeover, a reconciliation) is in the item's journal, not here.
    */

@@ -3,11 +3,13 @@ package io.fencekeeper.worker;
 import io.fencekeeper.CborSerializable;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.provider.ProviderName;
+import io.fencekeeper.worker.WorkProtocol.PoolLeaving;
 import io.fencekeeper.worker.WorkProtocol.RequestWork;
 import io.fencekeeper.worker.WorkProtocol.Settled;
 import io.fencekeeper.worker.WorkProtocol.ToDispatcher;
 import io.fencekeeper.worker.WorkProtocol.WorkBatch;
 import io.fencekeeper.worker.WorkProtocol.WorkOffer;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -15,8 +17,10 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
+import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
@@ -29,7 +33,10 @@ import org.apache.pekko.actor.typed.receptionist.ServiceKey;
 /**
  * The workers of one node: up to {@code capacity} attempts in flight, pulled from the dispatchers
  * of the running runs (wherever in the cluster they live). Work pulling keeps every node busy
- * without the dispatcher having to know how many workers exist.
+ * without the dispatcher having to know how many workers exist. A pool told to {@link Leave} (its
+ * node shuts down) takes no more work, says so to the dispatchers, and answers once its attempts
+ * have ended: each hands its lease back at its next step with nothing in flight, so no item waits
+ * out a lease for a node that left cleanly.
  */
 public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
 
@@ -53,6 +60,9 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
       implements Command {}
 
   private record Recount() implements Command {}
+
+  /** Take no more work, end the attempts in flight; {@code replyTo} hears when none is left. */
+  public record Leave(ActorRef<Done> replyTo) implements Command {}
 
   public static Behavior<Command> create(int capacity, String nodeName, ItemAttempt.Context ctx) {
     return create(capacity, nodeName, Map.of(ProviderName.DEFAULT, ctx), item -> true);
@@ -91,6 +101,10 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
   // attempts whose item's node stopped answering while they ran, by worker id (see waiting())
   private final Set<String> waiting = new HashSet<>();
   private int inFlight;
+  // read by the attempts before every provider call, from other threads
+  private final AtomicBoolean leaving = new AtomicBoolean();
+  private final List<ActorRef<Done>> leaveAnswers = new ArrayList<>();
+  private final Clock clock;
 
   private WorkerPool(
       ActorContext<Command> context,
@@ -103,6 +117,8 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
     this.reachable = reachable;
     this.nodeName = nodeName;
     this.attempts = Map.copyOf(attempts);
+    this.clock =
+        attempts.values().stream().findFirst().map(ItemAttempt.Context::clock).orElseThrow();
     this.batchAdapter = context.messageAdapter(WorkBatch.class, BatchReceived::new);
     ActorRef<Receptionist.Listing> listingAdapter =
         context.messageAdapter(
@@ -123,6 +139,7 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
         .onMessage(BatchReceived.class, this::onBatch)
         .onMessage(AttemptFinished.class, this::onAttemptFinished)
         .onMessage(GetUse.class, this::onGetUse)
+        .onMessage(Leave.class, this::onLeave)
         .onMessage(
             Recount.class,
             recount -> {
@@ -137,7 +154,32 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
     return this;
   }
 
+  private Behavior<Command> onLeave(Leave leave) {
+    if (!leaving.getAndSet(true)) {
+      getContext()
+          .getLog()
+          .info("worker pool leaving: no more work taken, {} attempts to end", inFlight);
+      for (ActorRef<ToDispatcher> dispatcher : requested.keySet()) {
+        dispatcher.tell(new PoolLeaving(batchAdapter));
+      }
+      requested.clear();
+    }
+    leaveAnswers.add(leave.replyTo());
+    answerLeaveWhenIdle();
+    return this;
+  }
+
+  private void answerLeaveWhenIdle() {
+    if (leaving.get() && inFlight == 0) {
+      leaveAnswers.forEach(answer -> answer.tell(Done.getInstance()));
+      leaveAnswers.clear();
+    }
+  }
+
   private Behavior<Command> onDispatchersChanged(DispatchersChanged changed) {
+    if (leaving.get()) {
+      return this;
+    }
     requested.keySet().retainAll(changed.dispatchers());
     for (ActorRef<ToDispatcher> dispatcher : changed.dispatchers()) {
       requested.putIfAbsent(dispatcher, 0);
@@ -149,6 +191,16 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
   private Behavior<Command> onBatch(BatchReceived received) {
     WorkBatch batch = received.batch();
     ActorRef<ToDispatcher> dispatcher = batch.dispatcher();
+    if (leaving.get()) {
+      // offered before the dispatcher heard this pool leave: nothing was claimed, offer it again
+      batch
+          .offers()
+          .forEach(
+              offer ->
+                  dispatcher.tell(
+                      new Settled(offer.seq(), new AttemptResult.RetryAt(clock.instant()))));
+      return this;
+    }
     if (batch.finished()) {
       requested.remove(dispatcher);
     } else if (requested.containsKey(dispatcher)) {
@@ -183,7 +235,8 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
     }
     running.put(workerId, offer.itemId());
     ItemAttempt attempt =
-        new ItemAttempt(provider, offer.itemId(), workerId, offer.lease(), offer.maxAttempts());
+        new ItemAttempt(
+            provider, offer.itemId(), workerId, offer.lease(), offer.maxAttempts(), leaving::get);
     getContext()
         .pipeToSelf(
             attempt.run(),
@@ -203,6 +256,7 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
     waiting.remove(finished.workerId());
     finished.dispatcher().tell(new Settled(finished.seq(), finished.result()));
     requestWork();
+    answerLeaveWhenIdle();
     return this;
   }
 
@@ -224,6 +278,9 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
 
   /** Asks each dispatcher without an open request for a share of the free capacity. */
   private void requestWork() {
+    if (leaving.get()) {
+      return;
+    }
     int outstanding = requested.values().stream().mapToInt(Integer::intValue).sum();
     int free = capacity - (inFlight - waitingOnUnreachable()) - outstanding;
     if (free <= 0) {

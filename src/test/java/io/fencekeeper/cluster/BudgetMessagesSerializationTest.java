@@ -14,6 +14,7 @@ import io.fencekeeper.provider.budget.ProviderBudget;
 import io.fencekeeper.run.RunRequest;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.run.scope.Scope;
+import io.fencekeeper.testing.WireRoundTrip;
 import io.fencekeeper.worker.WorkProtocol;
 import java.time.Duration;
 import java.time.Instant;
@@ -47,13 +48,8 @@ class BudgetMessagesSerializationTest {
     testKit.shutdownTestKit();
   }
 
-  static Object roundTrip(Object message) throws Exception {
-    Serialization serialization = SerializationExtension.get(testKit.system());
-    var serializer = serialization.findSerializerFor(message);
-    byte[] bytes = serializer.toBinary(message);
-    return serialization
-        .deserialize(bytes, serializer.identifier(), Serializers.manifestFor(serializer, message))
-        .get();
+  static Object roundTrip(Object message) {
+    return WireRoundTrip.roundTrip(testKit.system(), message);
   }
 
   @Test

@@ -55,6 +55,9 @@ final class ClusterFixture {
     timings.put("pekko.cluster.gossip-interval", "300ms");
     timings.put("pekko.cluster.leader-actions-interval", "300ms");
     timings.put("pekko.loglevel", "WARNING");
+    // a leaving node drains its workers for 4/5 of it (worker.LeaveOnShutdown): shorter than the
+    // lease, after which the leases run out anyway
+    timings.put("pekko.coordinated-shutdown.phases.before-service-unbind.timeout", "5s");
     return timings;
   }
 

@@ -3,15 +3,13 @@ package io.fencekeeper.cluster;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.fencekeeper.node.FencekeeperNode;
+import io.fencekeeper.testing.WireRoundTrip;
 import io.fencekeeper.worker.AttemptResult;
 import io.fencekeeper.worker.WorkProtocol;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
-import org.apache.pekko.serialization.Serialization;
-import org.apache.pekko.serialization.SerializationExtension;
-import org.apache.pekko.serialization.Serializers;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
@@ -35,8 +33,7 @@ class ClusterMessagesSerializationTest {
   }
 
   @Test
-  void everyAttemptResultCrossesTheWireToTheDispatcher() throws Exception {
-    Serialization serialization = SerializationExtension.get(testKit.system());
+  void everyAttemptResultCrossesTheWireToTheDispatcher() {
     List<AttemptResult> results =
         List.of(
             new AttemptResult.Done(),
@@ -49,45 +46,36 @@ class ClusterMessagesSerializationTest {
             new AttemptResult.Abandoned("no answer"));
     for (AttemptResult result : results) {
       WorkProtocol.Settled settled = new WorkProtocol.Settled(7, result);
-      var serializer = serialization.findSerializerFor(settled);
-      byte[] bytes = serializer.toBinary(settled);
-      Object back =
-          serialization
-              .deserialize(
-                  bytes, serializer.identifier(), Serializers.manifestFor(serializer, settled))
-              .get();
-      assertEquals(settled, back);
+      assertEquals(settled, roundTrip(settled));
     }
+  }
+
+  /** A leaving pool's word reaches a dispatcher on another node, with the pool to drop. */
+  @Test
+  void aLeavingPoolCrossesTheWire() {
+    var leaving =
+        new WorkProtocol.PoolLeaving(testKit.<WorkProtocol.WorkBatch>createTestProbe().getRef());
+    // with an actor ref inside: the test kit sets up what remoting sets up for the ref's address
+    assertEquals(leaving, testKit.serializationTestKit().verifySerialization(leaving, true));
   }
 
   /** A run's figures travel from its dispatcher to the coordinator, and are journaled there. */
   @Test
-  void runProgressWithQuarantinedItemsCrossesTheWire() throws Exception {
-    Serialization serialization = SerializationExtension.get(testKit.system());
+  void runProgressWithQuarantinedItemsCrossesTheWire() {
     var progress =
         new io.fencekeeper.run.RunProgress(
             new io.fencekeeper.run.Counts(10, 2, 1, 5, 0, 0, 2), 3, 4, null, null);
-    var serializer = serialization.findSerializerFor(progress);
-    byte[] bytes = serializer.toBinary(progress);
-    Object back =
-        serialization
-            .deserialize(
-                bytes, serializer.identifier(), Serializers.manifestFor(serializer, progress))
-            .get();
-    assertEquals(progress, back);
+    assertEquals(progress, roundTrip(progress));
   }
 
   /** The pool's answer to the dashboard's cluster view comes from every node. */
   @Test
-  void aPoolsUseCrossesTheWire() throws Exception {
-    Serialization serialization = SerializationExtension.get(testKit.system());
+  void aPoolsUseCrossesTheWire() {
     var use = new io.fencekeeper.worker.WorkerPool.Use("pekko://fencekeeper@10.0.0.1:25520", 3, 32);
-    var serializer = serialization.findSerializerFor(use);
-    byte[] bytes = serializer.toBinary(use);
-    Object back =
-        serialization
-            .deserialize(bytes, serializer.identifier(), Serializers.manifestFor(serializer, use))
-            .get();
-    assertEquals(use, back);
+    assertEquals(use, roundTrip(use));
+  }
+
+  private static Object roundTrip(Object message) {
+    return WireRoundTrip.roundTrip(testKit.system(), message);
   }
 }

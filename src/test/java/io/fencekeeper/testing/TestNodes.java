@@ -23,6 +23,8 @@ public final class TestNodes {
     overrides.put("pekko.remote.artery.canonical.port", 0);
     overrides.put("pekko.loglevel", "WARNING");
     overrides.put("pekko.coordinated-shutdown.run-by-jvm-shutdown-hook", "off");
+    // a node closed with an attempt blocked at a gated provider waits 4 s for it, not 12
+    overrides.put("pekko.coordinated-shutdown.phases.before-service-unbind.timeout", "5s");
     return overrides;
   }
 
