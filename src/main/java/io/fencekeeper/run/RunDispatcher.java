@@ -402,7 +402,11 @@ public final class RunDispatcher extends AbstractBehavior<ToDispatcher> {
     } else if (result instanceof AttemptResult.RetryAt r) {
       offer.ifPresent(ref -> parkOrRelease(ref, r.at()));
     } else if (result instanceof AttemptResult.Held h) {
-      offer.ifPresent(ref -> parkOrRelease(ref, h.until()));
+      // the expiry by the item's host's clock: one ahead of this one must not park the item for
+      // longer than a lease (a claim then answers again)
+      Instant leaseAtMost = now.plus(deps.lease());
+      offer.ifPresent(
+          ref -> parkOrRelease(ref, h.until().isAfter(leaseAtMost) ? leaseAtMost : h.until()));
     } else if (result instanceof AttemptResult.Unanswered) {
       // its node did not answer: its other items wait until it does or the failure detector
       // decides, and this one with them (the worker gave its claim back); when the item's node is

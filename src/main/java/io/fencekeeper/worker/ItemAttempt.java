@@ -95,6 +95,10 @@ public final class ItemAttempt {
   private final BooleanSupplier leaving;
   private final AtomicBoolean cancelled = new AtomicBoolean();
   private volatile Claimed claim;
+  // when the lease ends at the latest by this worker's own clock: the item grants exactly the lease
+  // asked for from its own "now", which comes after the ask left, so the ask's time on this clock
+  // plus the lease is never later than the item's expiry, whatever the two clocks say (an expiry
+  // instant of the item's clock compared with this one would be off by the skew between them)
   private volatile Instant leaseExpiresAt;
   private Cancellable renewal;
   // journaled with the attempt's last step: the run's throttled-answers counter is read from there
@@ -122,12 +126,13 @@ public final class ItemAttempt {
 
   /** Runs the attempt; the stage never fails: every ending is an {@link AttemptResult}. */
   public CompletionStage<AttemptResult> run() {
+    Instant asked = ctx.clock().instant();
     return ctx.items()
         .claim(item, workerId, lease, maxAttempts)
         .handle(
             (reply, failure) -> {
               if (failure == null) {
-                return onClaimReply(reply);
+                return onClaimReply(reply, asked);
               }
               ctx.items().claimAbandoned(item, workerId);
               return CompletableFuture.<AttemptResult>completedFuture(
@@ -143,10 +148,10 @@ public final class ItemAttempt {
         .whenComplete((result, failure) -> stopRenewing());
   }
 
-  private CompletionStage<AttemptResult> onClaimReply(Reply reply) {
+  private CompletionStage<AttemptResult> onClaimReply(Reply reply, Instant asked) {
     if (reply instanceof Claimed c) {
       claim = c;
-      leaseExpiresAt = c.leaseExpiresAt();
+      leaseExpiresAt = asked.plus(lease);
       startRenewing();
       return switch (c.effect()) {
         case RECORDED -> complete();
@@ -391,12 +396,17 @@ public final class ItemAttempt {
     if (c == null || cancelled.get()) {
       return;
     }
+    Instant asked = ctx.clock().instant();
     ctx.items()
         .renew(item, workerId, c.token(), lease)
         .whenComplete(
             (reply, failure) -> {
-              if (reply instanceof WorkItem.Accepted a) {
-                leaseExpiresAt = a.item().leaseExpiresAt();
+              if (reply instanceof WorkItem.Accepted) {
+                // at least the lease from the item's "now", never shortened (as for the claim)
+                Instant renewed = asked.plus(lease);
+                if (renewed.isAfter(leaseExpiresAt)) {
+                  leaseExpiresAt = renewed;
+                }
               } else if (reply instanceof WorkItem.LeaseLost) {
                 // best effort: the provider call in flight may still land, fencing decides
                 cancelled.set(true);

@@ -142,11 +142,24 @@ final class ClusterFixture {
         r -> r != null && r.state().ended());
   }
 
+  /**
+   * The item as its entity answers. A read that gets no answer in time (its shard moving after a
+   * restart, a loaded machine: the gateway's ask timed out) is asked again.
+   */
   static ItemView item(FencekeeperNode via, ItemId id) throws Exception {
-    return assertInstanceOf(
-            WorkItem.Accepted.class,
-            via.items().get(id).toCompletableFuture().get(20, TimeUnit.SECONDS))
-        .item();
+    WorkItem.Reply reply =
+        Await.until(
+            Duration.ofSeconds(60),
+            "item " + id.value() + " to answer",
+            () -> {
+              try {
+                return via.items().get(id).toCompletableFuture().get(20, TimeUnit.SECONDS);
+              } catch (Exception unanswered) {
+                return null;
+              }
+            },
+            answer -> answer != null);
+    return assertInstanceOf(WorkItem.Accepted.class, reply).item();
   }
 
   /**

@@ -74,10 +74,9 @@ class PartitionProcessTest {
         ProcessCluster cluster =
             new ProcessCluster(
                 4,
-                n ->
-                    n == MINORITY
-                        ? new ProcessCluster.Launch(LoopbackPartition.minorityPrefix(), Map.of())
-                        : ProcessCluster.Launch.PLAIN,
+                ProcessCluster.Launch.forNode(
+                    MINORITY,
+                    new ProcessCluster.Launch(LoopbackPartition.minorityPrefix(), Map.of())),
                 "--latency-ms",
                 "100",
                 "--jitter-ms",

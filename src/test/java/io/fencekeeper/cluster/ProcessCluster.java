@@ -52,6 +52,11 @@ final class ProcessCluster implements AutoCloseable {
    */
   record Launch(List<String> prefix, Map<String, String> env) {
     static final Launch PLAIN = new Launch(List.of(), Map.of());
+
+    /** {@code launch} for node {@code n} alone (a restart of it too), the others plain. */
+    static IntFunction<Launch> forNode(int n, Launch launch) {
+      return node -> node == n ? launch : PLAIN;
+    }
   }
 
   final TestDatabases.Target db;
@@ -60,6 +65,7 @@ final class ProcessCluster implements AutoCloseable {
   final URI simUrl;
   final List<NodeProcess> nodes = new ArrayList<>();
   FencekeeperNode client;
+
   /** The node's main class and its arguments before {@code --config FILE}. */
   private final List<String> nodeMain;
 
@@ -88,6 +94,16 @@ final class ProcessCluster implements AutoCloseable {
   ProcessCluster(int workersPerNode, IntFunction<Launch> launches, String... simFlags)
       throws Exception {
     this(SERVE, workersPerNode, Map.of(), launches, simFlags);
+  }
+
+  /** {@code timings}: HOCON paths over the test timings, for every node. */
+  ProcessCluster(
+      int workersPerNode,
+      Map<String, Object> timings,
+      IntFunction<Launch> launches,
+      String... simFlags)
+      throws Exception {
+    this(SERVE, workersPerNode, timings, launches, simFlags);
   }
 
   private ProcessCluster(
@@ -126,10 +142,9 @@ final class ProcessCluster implements AutoCloseable {
       awaitReady(first);
       stampJournalRowsWithDatabaseTime();
       List<String> seeds = List.of(first.address());
-      NodeProcess second = startNode(2, freePort(), freePort(), freePort(), seeds);
-      NodeProcess third = startNode(3, freePort(), freePort(), freePort(), seeds);
-      awaitReady(second);
-      awaitReady(third);
+      // one at a time: two JVMs warming up together starve each other's heartbeats on 2 cores
+      awaitReady(startNode(2, freePort(), freePort(), freePort(), seeds));
+      awaitReady(startNode(3, freePort(), freePort(), freePort(), seeds));
       client = ClusterFixture.startNode(db, dir.resolve("client"), seeds, null, 0, timings);
     } catch (Exception | AssertionError e) {
       // try-with-resources never closes what failed to construct: stop what did start
@@ -217,7 +232,7 @@ final class ProcessCluster implements AutoCloseable {
     HttpClient http = HttpClient.newHttpClient();
     URI ready = URI.create("http://127.0.0.1:" + node.managementPort() + "/health/ready");
     Await.until(
-        Duration.ofSeconds(90),
+        Duration.ofSeconds(180), // a node warming up on two cores shared with other JVMs
         "node " + node.n() + " ready",
         () -> {
           if (!node.process().isAlive()) {
