@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
-# Three Fencekeeper nodes on this machine, one shared journal, no database installed.
+# Three Fencekeeper nodes on this machine, one shared PostgreSQL journal, no database installed.
 #
-#   scripts/local-cluster.sh start     # H2 TCP server (or FENCEKEEPER_DB_URL) + nodes 1..3
+#   scripts/local-cluster.sh start     # PostgreSQL (or FENCEKEEPER_DB_URL) + sim-provider + nodes 1..3
 #   scripts/local-cluster.sh status    # which processes run, each node's /health/ready
-#   scripts/local-cluster.sh stop      # SIGTERM every node (coordinated shutdown), then the DB
+#   scripts/local-cluster.sh stop      # SIGTERM every node (coordinated shutdown), then the sim and
+#                                      # PostgreSQL (a clean shutdown; the data stays)
 #   scripts/local-cluster.sh run-example [DATE]
-#                                      # examples/accounts.csv as a run, created by a client member
-#                                      # (workers 0, no role) that watches it to the end; exit code
-#                                      # 0 SUCCEEDED / 2 PARTIAL / 3 FAILED, like `run`
+#                                      # uploads examples/accounts.csv to node 1's API (run --url)
+#                                      # and watches the run to the end; exit code 0 SUCCEEDED /
+#                                      # 2 PARTIAL / 3 FAILED, like `run`
 #
-# Ports: remoting 25521-25523, HTTP 8081-8083, management 8559-8561, H2 ${FENCEKEEPER_H2_PORT:-9092},
-# the simulated provider ${FENCEKEEPER_SIM_PORT:-9099} (one process shared by the three nodes, so its
-# ledger counts every effect; FENCEKEEPER_PROVIDER / FENCEKEEPER_PROVIDER_URL replace it).
-# The journal is an H2 database served over TCP from data/local-cluster/h2, unless FENCEKEEPER_DB_URL
-# (with FENCEKEEPER_DB_USER / FENCEKEEPER_DB_PASSWORD) points at a PostgreSQL you run yourself.
+# Ports: remoting 25521-25523, HTTP 8081-8083, management 8559-8561, PostgreSQL
+# ${FENCEKEEPER_PG_PORT:-15432}, the simulated provider ${FENCEKEEPER_SIM_PORT:-9099} (one process
+# shared by the three nodes, so its ledger counts every effect; FENCEKEEPER_PROVIDER /
+# FENCEKEEPER_PROVIDER_URL replace it). Everything listens on 127.0.0.1 only.
+# The journal is a PostgreSQL started from the jar (`fencekeeper postgres`, the embedded binaries of
+# the tests, with durable settings) with its data in data/local-cluster/postgres, unless
+# FENCEKEEPER_DB_URL (with FENCEKEEPER_DB_USER / FENCEKEEPER_DB_PASSWORD) points at one you run.
+# With FENCEKEEPER_API_TOKEN set, the nodes require it and run-example sends it.
 # Logs and pid files live in data/local-cluster/. Needs target/fencekeeper.jar
 # (mvn -B -q package -DskipTests).
 set -euo pipefail
@@ -21,10 +25,12 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 STATE="${FENCEKEEPER_CLUSTER_DIR:-$ROOT/data/local-cluster}"
 JAR="${FENCEKEEPER_JAR:-$ROOT/target/fencekeeper.jar}"
-H2_PORT="${FENCEKEEPER_H2_PORT:-9092}"
+PG_PORT="${FENCEKEEPER_PG_PORT:-15432}"
 SIM_PORT="${FENCEKEEPER_SIM_PORT:-9099}"
 JAVA="${JAVA:-java}"
-NODE_JVM_OPTS="${NODE_JVM_OPTS:--Xmx320m -XX:+UseSerialGC}"
+# C1 only: three JVMs compiling with C2 at once starve each other on a small machine, and the
+# first run after start is mostly warm-up (docs/cluster.md, "Scale-out on one machine")
+NODE_JVM_OPTS="${NODE_JVM_OPTS:--Xmx320m -XX:+UseSerialGC -XX:TieredStopAtLevel=1}"
 NODES=(1 2 3)
 
 pid_alive() { [[ -f "$1" ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
@@ -58,19 +64,19 @@ wait_ready() {
   echo "node $n not ready after 120s; see $STATE/node-$n.log" >&2; return 1
 }
 
-start_h2() {
-  if pid_alive "$STATE/h2.pid"; then echo "H2 already running"; return 0; fi
-  mkdir -p "$STATE/h2"
-  "$JAVA" -Xmx128m -XX:+UseSerialGC -cp "$JAR" org.h2.tools.Server \
-    -tcp -tcpPort "$H2_PORT" -ifNotExists -baseDir "$STATE/h2" \
-    >"$STATE/h2.log" 2>&1 &
-  echo $! >"$STATE/h2.pid"
-  for _ in $(seq 1 100); do
-    grep -q "TCP server running" "$STATE/h2.log" 2>/dev/null && { echo "H2 TCP server on :$H2_PORT"; return 0; }
-    pid_alive "$STATE/h2.pid" || { cat "$STATE/h2.log" >&2; return 1; }
-    sleep 0.1
+start_postgres() {
+  if pid_alive "$STATE/postgres.pid"; then echo "PostgreSQL already running"; return 0; fi
+  : >"$STATE/postgres.out"
+  "$JAVA" -Xmx64m -XX:+UseSerialGC -jar "$JAR" postgres --data-dir "$STATE/postgres" \
+    --port "$PG_PORT" --log-file "$STATE/postgres.log" >"$STATE/postgres.out" 2>&1 &
+  echo $! >"$STATE/postgres.pid"
+  for _ in $(seq 1 600); do
+    grep -q "postgres ready" "$STATE/postgres.out" 2>/dev/null && {
+      echo "PostgreSQL on :$PG_PORT (data $STATE/postgres)"; return 0; }
+    pid_alive "$STATE/postgres.pid" || { cat "$STATE/postgres.out" >&2; return 1; }
+    sleep 0.2
   done
-  echo "H2 did not start; see $STATE/h2.log" >&2; return 1
+  echo "PostgreSQL did not start; see $STATE/postgres.out and $STATE/postgres.log" >&2; return 1
 }
 
 start_sim() {
@@ -88,16 +94,16 @@ start_sim() {
 
 journal_env() {
   if [[ -z "${FENCEKEEPER_DB_URL:-}" ]]; then
-    export FENCEKEEPER_DB_URL="jdbc:h2:tcp://127.0.0.1:$H2_PORT/fencekeeper;LOCK_TIMEOUT=10000"
-    export FENCEKEEPER_DB_USER="${FENCEKEEPER_DB_USER:-sa}"
-    export FENCEKEEPER_DB_PASSWORD="${FENCEKEEPER_DB_PASSWORD:-}"
+    # the role and database `fencekeeper postgres` creates; trust authentication on loopback
+    export FENCEKEEPER_DB_URL="jdbc:postgresql://127.0.0.1:$PG_PORT/fencekeeper"
+    export FENCEKEEPER_DB_USER=fencekeeper FENCEKEEPER_DB_PASSWORD=""
   fi
 }
 
 start() {
   [[ -f "$JAR" ]] || { echo "missing $JAR: run mvn -B -q package -DskipTests" >&2; exit 1; }
   mkdir -p "$STATE"
-  [[ -n "${FENCEKEEPER_DB_URL:-}" ]] || start_h2
+  [[ -n "${FENCEKEEPER_DB_URL:-}" ]] || start_postgres
   journal_env
   echo "journal: $FENCEKEEPER_DB_URL"
   if [[ -z "${FENCEKEEPER_PROVIDER:-}" ]]; then
@@ -119,23 +125,22 @@ stop() {
   # reverse order: the seed and oldest node (coordinator singleton) hands over last
   for n in 3 2 1; do stop_pid_file "$STATE/node-$n.pid" 60 "node $n"; done
   stop_pid_file "$STATE/sim.pid" 10 "sim-provider"
-  stop_pid_file "$STATE/h2.pid" 10 "H2"
+  stop_pid_file "$STATE/postgres.pid" 90 "PostgreSQL"
 }
 
 run_example() {
   local date="${1:-2026-11-29}"
-  journal_env
-  export FENCEKEEPER_SEED_NODES="${FENCEKEEPER_SEED_NODES:-pekko://fencekeeper@127.0.0.1:25521}"
+  local url="${FENCEKEEPER_RUN_URL:-http://127.0.0.1:8081}"
   local code=0
-  # shellcheck disable=SC2086
-  (cd "$ROOT" && exec "$JAVA" $NODE_JVM_OPTS -jar "$JAR" run \
-    --config "$ROOT/scripts/cluster-client.conf" --workers 0 \
-    --provider http --provider-url "${FENCEKEEPER_PROVIDER_URL:-http://127.0.0.1:$SIM_PORT}" \
-    --job payment-reconciliation --date "$date" --accounts "$ROOT/examples/accounts.csv" \
-    --data-dir "$STATE/client") || code=$?
+  # an upload to a node's API (POST /api/runs, text/csv): the file may live anywhere, the node
+  # never reads the client's disk; FENCEKEEPER_API_TOKEN, when set, goes along as the bearer token
+  (cd "$ROOT" && exec "$JAVA" -Xmx128m -XX:+UseSerialGC -jar "$JAR" run --url "$url" \
+    --job payment-reconciliation --date "$date" --accounts "$ROOT/examples/accounts.csv") || code=$?
   if pid_alive "$STATE/sim.pid"; then
     echo "ledger (effects per key > 1 would be duplicates):"
-    curl -fsS "http://127.0.0.1:$SIM_PORT/ledger" | head -c 300; echo
+    # "N keys with E effect(s) each", one line per E: an E above 1 would be a duplicate
+    curl -fsS "http://127.0.0.1:$SIM_PORT/ledger" | grep -o '"fk-[^"]*":[0-9]*' | sed 's/.*://' \
+      | sort -n | uniq -c | awk '{print "  " $1 " keys with " $2 " effect(s) each"}'
   fi
   return $code
 }
@@ -150,7 +155,7 @@ status() {
       echo "node $n: stopped"; code=3
     fi
   done
-  if pid_alive "$STATE/h2.pid"; then echo "H2: running on :$H2_PORT"; else echo "H2: not running"; fi
+  if pid_alive "$STATE/postgres.pid"; then echo "PostgreSQL: running on :$PG_PORT"; else echo "PostgreSQL: not running (or FENCEKEEPER_DB_URL)"; fi
   if pid_alive "$STATE/sim.pid"; then echo "sim-provider: running on :$SIM_PORT"; else echo "sim-provider: not running"; fi
   return $code
 }
