@@ -7,6 +7,7 @@ import io.fencekeeper.node.FencekeeperNode;
 import io.fencekeeper.provider.http.HttpProvider;
 import io.fencekeeper.provider.sim.SimFaults;
 import io.fencekeeper.provider.sim.SimProviderServer;
+import io.fencekeeper.testing.ForwardingItemGateway;
 import io.fencekeeper.testing.TestDatabases;
 import io.fencekeeper.testing.TestNodes;
 import java.nio.file.Files;
@@ -77,11 +78,12 @@ final class DashboardTestNode implements AutoCloseable {
    * The workers' gateway: a claim of an item of a held job waits until the test releases the job;
    * every other command goes straight through.
    */
-  static final class HeldClaims implements ItemGateway {
+  static final class HeldClaims extends ForwardingItemGateway {
     private final ItemGateway items;
     private final Map<String, CompletableFuture<Void>> jobs = new ConcurrentHashMap<>();
 
     HeldClaims(ItemGateway items) {
+      super(items);
       this.items = items;
     }
 
@@ -104,77 +106,6 @@ final class DashboardTestNode implements AutoCloseable {
       return gate == null
           ? items.claim(item, workerId, lease, maxAttempts)
           : gate.thenCompose(open -> items.claim(item, workerId, lease, maxAttempts));
-    }
-
-    @Override
-    public void claimAbandoned(ItemId item, String workerId) {
-      items.claimAbandoned(item, workerId);
-    }
-
-    @Override
-    public CompletionStage<WorkItem.Reply> renew(
-        ItemId item, String workerId, long token, Duration lease) {
-      return items.renew(item, workerId, token, lease);
-    }
-
-    @Override
-    public CompletionStage<WorkItem.Reply> recordEffect(
-        ItemId item, String workerId, long token, WorkItem.EffectOutcome outcome) {
-      return items.recordEffect(item, workerId, token, outcome);
-    }
-
-    @Override
-    public CompletionStage<WorkItem.Reply> markAmbiguous(
-        ItemId item, String workerId, long token, String reason) {
-      return items.markAmbiguous(item, workerId, token, reason);
-    }
-
-    @Override
-    public CompletionStage<WorkItem.Reply> complete(ItemId item, String workerId, long token) {
-      return items.complete(item, workerId, token);
-    }
-
-    @Override
-    public CompletionStage<WorkItem.Reply> recordEffectAndComplete(
-        ItemId item, String workerId, long token, WorkItem.EffectOutcome outcome, int throttles) {
-      return items.recordEffectAndComplete(item, workerId, token, outcome, throttles);
-    }
-
-    @Override
-    public CompletionStage<WorkItem.Reply> fail(
-        ItemId item,
-        String workerId,
-        long token,
-        String error,
-        boolean retryable,
-        Duration retryAfter,
-        int throttles) {
-      return items.fail(item, workerId, token, error, retryable, retryAfter, throttles);
-    }
-
-    @Override
-    public CompletionStage<WorkItem.Reply> release(ItemId item, String workerId, long token) {
-      return items.release(item, workerId, token);
-    }
-
-    @Override
-    public CompletionStage<WorkItem.Reply> close(ItemId item, String reason) {
-      return items.close(item, reason);
-    }
-
-    @Override
-    public CompletionStage<WorkItem.Reply> reopen(ItemId item) {
-      return items.reopen(item);
-    }
-
-    @Override
-    public CompletionStage<WorkItem.Reply> retry(ItemId item) {
-      return items.retry(item);
-    }
-
-    @Override
-    public CompletionStage<WorkItem.Reply> get(ItemId item) {
-      return items.get(item);
     }
   }
 }

@@ -14,6 +14,7 @@ import io.fencekeeper.provider.sim.SimProviderServer;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.run.scope.Scope;
 import io.fencekeeper.testing.Await;
+import io.fencekeeper.testing.ForwardingItemGateway;
 import io.fencekeeper.testing.GatedProvider;
 import io.fencekeeper.testing.OffsetClock;
 import io.fencekeeper.testing.TestDatabases;
@@ -189,7 +190,7 @@ class ResidualWindowTest {
     ItemId paused = victim;
     start(
         items ->
-            new RunScenarioContract.ForwardingItems(items) {
+            new ForwardingItemGateway(items) {
               boolean held;
 
               @Override

@@ -16,6 +16,7 @@ import io.fencekeeper.provider.sim.SimProviderServer;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.run.scope.Scope;
 import io.fencekeeper.testing.Await;
+import io.fencekeeper.testing.ForwardingItemGateway;
 import io.fencekeeper.testing.GatedProvider;
 import io.fencekeeper.testing.OffsetClock;
 import io.fencekeeper.testing.TestDatabases;
@@ -270,7 +271,7 @@ abstract class RunScenarioContract {
         startNode(
             4,
             items ->
-                new ForwardingItems(items) {
+                new ForwardingItemGateway(items) {
                   @Override
                   public CompletionStage<WorkItem.Reply> recordEffectAndComplete(
                       ItemId item,
@@ -439,91 +440,5 @@ abstract class RunScenarioContract {
   static boolean isRejectedRecord(ItemAudit.Entry entry) {
     return entry.event() instanceof WorkItem.StaleCommandRejected rejected
         && rejected.command().startsWith("RecordEffect");
-  }
-
-  /** Passes every call through; tests override the one that fails. */
-  static class ForwardingItems implements ItemGateway {
-    private final ItemGateway items;
-
-    ForwardingItems(ItemGateway items) {
-      this.items = items;
-    }
-
-    @Override
-    public CompletionStage<WorkItem.Reply> claim(
-        ItemId item, String workerId, Duration lease, int maxAttempts) {
-      return items.claim(item, workerId, lease, maxAttempts);
-    }
-
-    @Override
-    public void claimAbandoned(ItemId item, String workerId) {
-      items.claimAbandoned(item, workerId);
-    }
-
-    @Override
-    public CompletionStage<WorkItem.Reply> renew(
-        ItemId item, String workerId, long token, Duration lease) {
-      return items.renew(item, workerId, token, lease);
-    }
-
-    @Override
-    public CompletionStage<WorkItem.Reply> recordEffect(
-        ItemId item, String workerId, long token, WorkItem.EffectOutcome outcome) {
-      return items.recordEffect(item, workerId, token, outcome);
-    }
-
-    @Override
-    public CompletionStage<WorkItem.Reply> markAmbiguous(
-        ItemId item, String workerId, long token, String reason) {
-      return items.markAmbiguous(item, workerId, token, reason);
-    }
-
-    @Override
-    public CompletionStage<WorkItem.Reply> complete(ItemId item, String workerId, long token) {
-      return items.complete(item, workerId, token);
-    }
-
-    @Override
-    public CompletionStage<WorkItem.Reply> recordEffectAndComplete(
-        ItemId item, String workerId, long token, WorkItem.EffectOutcome outcome, int throttles) {
-      return items.recordEffectAndComplete(item, workerId, token, outcome, throttles);
-    }
-
-    @Override
-    public CompletionStage<WorkItem.Reply> fail(
-        ItemId item,
-        String workerId,
-        long token,
-        String error,
-        boolean retryable,
-        Duration retryAfter,
-        int throttles) {
-      return items.fail(item, workerId, token, error, retryable, retryAfter, throttles);
-    }
-
-    @Override
-    public CompletionStage<WorkItem.Reply> release(ItemId item, String workerId, long token) {
-      return items.release(item, workerId, token);
-    }
-
-    @Override
-    public CompletionStage<WorkItem.Reply> close(ItemId item, String reason) {
-      return items.close(item, reason);
-    }
-
-    @Override
-    public CompletionStage<WorkItem.Reply> reopen(ItemId item) {
-      return items.reopen(item);
-    }
-
-    @Override
-    public CompletionStage<WorkItem.Reply> retry(ItemId item) {
-      return items.retry(item);
-    }
-
-    @Override
-    public CompletionStage<WorkItem.Reply> get(ItemId item) {
-      return items.get(item);
-    }
   }
 }
