@@ -41,8 +41,15 @@ public final class WorkItem
       EntityTypeKey.create(Command.class, "WorkItem");
 
   /**
+   * The cluster role of the nodes that host item shards: nodes with workers, and a node alone
+   * (docs/design.md, "Dispatch on every node"). A node without it reaches items through a proxy.
+   */
+  public static final String HOST_ROLE = "items";
+
+  /**
    * Registers the entity with Cluster Sharding on this node, with the shard extractor of {@code
-   * shards}, so that what the node knows of shard homes is about the shards items really are in.
+   * shards} (the one shard function: staging and the dispatchers use it too), on the members with
+   * the {@link #HOST_ROLE} role.
    */
   public static void init(
       ActorSystem<?> system, Clock clock, Settings settings, ItemShards shards) {
@@ -62,7 +69,8 @@ public final class WorkItem
                                   settings,
                                   () -> context.getShard().tell(new Passivate<>(actor.getSelf())));
                             }))
-                .withMessageExtractor(shards.extractor()));
+                .withMessageExtractor(shards.extractor())
+                .withRole(HOST_ROLE));
   }
 
   public static Behavior<Command> create(ItemId itemId, Clock clock, Settings settings) {

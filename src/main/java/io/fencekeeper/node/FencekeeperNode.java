@@ -2,10 +2,12 @@ package io.fencekeeper.node;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigValueFactory;
+import io.fencekeeper.dispatch.DispatchAgent;
+import io.fencekeeper.dispatch.NodeDispatcher;
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.ItemShards;
-import io.fencekeeper.item.ShardWatch;
+import io.fencekeeper.item.ReachabilityWatch;
 import io.fencekeeper.item.ShardedItems;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.journal.JournalDatabase;
@@ -19,7 +21,6 @@ import io.fencekeeper.provider.factory.ProviderCatalog;
 import io.fencekeeper.provider.factory.ProviderFactory;
 import io.fencekeeper.provider.sim.SimProviderServer;
 import io.fencekeeper.run.RunCoordinator;
-import io.fencekeeper.run.RunDispatcher;
 import io.fencekeeper.run.RunItemStore;
 import io.fencekeeper.run.RunService;
 import io.fencekeeper.run.governor.GovernorSettings;
@@ -33,6 +34,8 @@ import io.fencekeeper.worker.LeaveOnShutdown;
 import io.fencekeeper.worker.WorkerPool;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
@@ -175,20 +178,21 @@ public final class FencekeeperNode implements AutoCloseable {
     NodeSettings settings = NodeSettings.from(b.config);
     RemotingExposure.check(b.config);
     JournalDatabase database = migratedJournal(settings);
-    ActorSystem<Void> system = startActorSystem(b.config, settings, database);
+    ActorSystem<Void> system =
+        startActorSystem(
+            b.config, settings, database, b.workers != null ? b.workers : settings.workers());
     ItemShards shards =
-        new ItemShards(
-            system.settings().config().getInt("pekko.cluster.sharding.number-of-shards"), b.clock);
+        new ItemShards(system.settings().config().getInt("pekko.cluster.sharding.number-of-shards"));
     WorkItem.init(
         system,
         b.clock,
         new WorkItem.Settings(settings.maxLease(), settings.quarantineAfterLosses()),
         shards);
-    system.systemActorOf(
-        ShardWatch.create(shards, SHARD_WATCH_EVERY), "shard-watch", Props.empty());
+    system.systemActorOf(ReachabilityWatch.create(shards), "reachability-watch", Props.empty());
     ExecutorService blocking = blockingExecutor();
     RunItemStore runItems = new RunItemStore(database);
     ItemGateway items = new ShardedItems(system, itemAskTimeout(settings.lease()), CLAIM_TIMEOUT);
+    int workers = b.workers != null ? b.workers : settings.workers();
     ProviderCatalog catalog = ProviderCatalog.fromConfig(b.config);
     ActorRef<BudgetKeeper.Command> keeper =
         BudgetKeeper.initSingleton(
@@ -198,16 +202,30 @@ public final class FencekeeperNode implements AutoCloseable {
     ActorRef<RunCoordinator.Command> coordinator =
         RunCoordinator.initSingleton(
             system,
-            new RunDispatcher.Dependencies(
+            new RunCoordinator.Dependencies(
                 b.clock,
                 runItems,
                 items,
                 shards,
                 blocking,
-                settings.lease(),
-                OFFER_GRACE,
                 b.governor != null ? b.governor : settings.governor(),
                 Optional.of(keeper)));
+    if (settings.hostsItems(workers)) {
+      // this node dispatches the items whose shards it hosts (docs/design.md)
+      system.systemActorOf(
+          DispatchAgent.create(
+              new NodeDispatcher.Dependencies(
+                  b.clock,
+                  runItems,
+                  b.workerGateway.apply(items),
+                  shards,
+                  blocking,
+                  settings.lease(),
+                  OFFER_GRACE,
+                  workers)),
+          "dispatch-agent",
+          Props.empty());
+    }
     RunService runs =
         new RunService(
             system,
@@ -219,10 +237,11 @@ public final class FencekeeperNode implements AutoCloseable {
             Duration.ofSeconds(30),
             b.clock,
             settings.maxRunLength(),
-            catalog.entries().keySet());
+            catalog.entries().keySet(),
+            shards);
     Map<String, PermitPool> pools = permitPools(system, catalog, keeper);
     Map<String, ProviderFactory.Started> providers =
-        startWorkers(b, settings, system, items, shards, catalog, pools);
+        startWorkers(b, workers, system, items, catalog, pools);
     ScheduleKeeper schedules = reviewSchedules(b, system, runs);
     joinCluster(system, settings);
     Map<String, ProviderFactory.Started> owned = new TreeMap<>(providers);
@@ -253,8 +272,6 @@ public final class FencekeeperNode implements AutoCloseable {
    */
   static final Duration CLAIM_TIMEOUT = Duration.ofSeconds(2);
 
-  /** How often a node asks where the item shards live (they move when members come and go). */
-  private static final Duration SHARD_WATCH_EVERY = Duration.ofSeconds(2);
 
   private static JournalDatabase migratedJournal(NodeSettings settings) {
     JournalDatabase database = settings.journalDatabase();
@@ -264,8 +281,15 @@ public final class FencekeeperNode implements AutoCloseable {
   }
 
   private static ActorSystem<Void> startActorSystem(
-      Config config, NodeSettings settings, JournalDatabase database) {
+      Config config, NodeSettings settings, JournalDatabase database, int workers) {
     Config pekkoConfig = database.pekkoConfig();
+    // the members that host item shards carry the role the item entity is sharded on
+    List<String> roles = new ArrayList<>(config.getStringList("pekko.cluster.roles"));
+    if (settings.hostsItems(workers) && !roles.contains(WorkItem.HOST_ROLE)) {
+      roles.add(WorkItem.HOST_ROLE);
+    }
+    pekkoConfig =
+        pekkoConfig.withValue("pekko.cluster.roles", ConfigValueFactory.fromIterable(roles));
     if (!settings.seedNodes().isEmpty()) {
       pekkoConfig =
           pekkoConfig.withValue(
@@ -343,13 +367,11 @@ public final class FencekeeperNode implements AutoCloseable {
    */
   private static Map<String, ProviderFactory.Started> startWorkers(
       Builder b,
-      NodeSettings settings,
+      int workers,
       ActorSystem<Void> system,
       ItemGateway items,
-      ItemShards shards,
       ProviderCatalog catalog,
       Map<String, PermitPool> pools) {
-    int workers = b.workers != null ? b.workers : settings.workers();
     if (workers <= 0) {
       return Map.of();
     }
@@ -378,7 +400,7 @@ public final class FencekeeperNode implements AutoCloseable {
             });
     ActorRef<WorkerPool.Command> pool =
         system.systemActorOf(
-            WorkerPool.create(workers, system.address().toString(), attempts, shards::reachable),
+            WorkerPool.create(workers, system.address().toString(), attempts),
             "worker-pool",
             Props.empty());
     LeaveOnShutdown.register(system, pool);

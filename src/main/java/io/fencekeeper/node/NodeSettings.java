@@ -25,6 +25,7 @@ public record NodeSettings(
     Duration maxLease,
     int quarantineAfterLosses,
     int workers,
+    String hostShards,
     Duration maxRunLength,
     List<String> seedNodes,
     GovernorSettings governor) {
@@ -32,6 +33,19 @@ public record NodeSettings(
   /** The provider this node's workers call ({@code fencekeeper.provider}). */
   public ProviderSettings provider() {
     return ProviderSettings.fromConfig(providerConfig);
+  }
+
+  /**
+   * Whether this node, with {@code workers} workers, hosts item shards ({@code
+   * fencekeeper.item.host-shards}): {@code on}, {@code off}, or {@code auto}: when it has workers,
+   * or when it is a cluster of its own (no seed nodes), since then nobody else could host its items.
+   */
+  public boolean hostsItems(int workers) {
+    return switch (hostShards) {
+      case "on" -> true;
+      case "off" -> false;
+      default -> workers > 0 || seedNodes.isEmpty();
+    };
   }
 
   /** Where this node's journal lives. */
@@ -56,6 +70,7 @@ public record NodeSettings(
         fk.getDuration("item.max-lease"),
         fk.getInt("item.quarantine-after-losses"),
         fk.getInt("workers"),
+        hostShards(fk.getString("item.host-shards")),
         fk.getDuration("max-run-length"),
         Arrays.stream(fk.getString("seed-nodes").split(","))
             .map(String::trim)
@@ -66,5 +81,14 @@ public record NodeSettings(
                 fk.getInt("governor.normal-cap"),
                 fk.getInt("governor.burst-cap"),
                 fk.getInt("governor.min-cap")));
+  }
+
+  private static String hostShards(String value) {
+    String v = value.trim().toLowerCase(java.util.Locale.ROOT);
+    if (!v.equals("auto") && !v.equals("on") && !v.equals("off")) {
+      throw new IllegalArgumentException(
+          "fencekeeper.item.host-shards must be auto, on or off, got '" + value + "'");
+    }
+    return v;
   }
 }

@@ -1,10 +1,14 @@
 package io.fencekeeper.run;
 
+import io.fencekeeper.dispatch.ScopeRows;
+import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.WorkItem;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
@@ -15,10 +19,12 @@ import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 
 /**
  * Closes what is still open when a run stops (deadline, cancel, too many failures): pages through
- * the run's scope and closes every item the dispatcher had not seen settled. Closing bumps the
- * item's token, so a worker still holding it can no longer commit. Each answer goes to the
- * dispatcher; an item that could not be closed is tried again, because a run must never report as
- * closed an item that a worker can still complete.
+ * the run's scope, skipping the items {@code run_item} already shows DONE, FAILED or CLOSED, and
+ * closes every other item. Closing bumps the item's token, so a worker still holding it can no
+ * longer commit. Each item's answer (DONE, FAILED, QUARANTINED or CLOSED) is written to {@code
+ * run_item}, where the run's final count is read from; an item that could not be closed is tried
+ * again, because a run must never report as closed an item that a worker can still complete. A
+ * child of the coordinator; a coordinator that moves starts it again for a run still stopping.
  */
 final class CloseSweep extends AbstractBehavior<CloseSweep.Command> {
 
@@ -27,54 +33,52 @@ final class CloseSweep extends AbstractBehavior<CloseSweep.Command> {
 
   sealed interface Command {}
 
-  private record PageLoaded(List<RunItemStore.Row> rows, int from) implements Command {}
+  private record PageLoaded(List<ScopeRows.Row> rows) implements Command {}
 
-  private record PageFailed() implements Command {}
+  private record PageFailed(String error) implements Command {}
 
   private record CloseAnswered(int seq, ItemId itemId, WorkItem.Reply reply, String error)
       implements Command {}
 
+  private record Written(boolean ok) implements Command {}
+
   private record Retry() implements Command {}
 
+  /** What the sweep needs: the scope's rows, the items, and a thread for the rows' SQL. */
+  record Dependencies(RunItemStore store, ItemGateway items, Executor blocking) {}
+
   static Behavior<Command> create(
-      RunRecord run,
-      byte[] statusAtStop,
-      String reason,
-      RunDispatcher.Dependencies deps,
-      ActorRef<RunDispatcher.Command> dispatcher) {
+      RunRecord run, String reason, Dependencies deps, ActorRef<RunCoordinator.Command> finished) {
     return Behaviors.setup(
         ctx ->
             Behaviors.withTimers(
-                timers ->
-                    new CloseSweep(ctx, timers, run, statusAtStop, reason, deps, dispatcher)));
+                timers -> new CloseSweep(ctx, timers, run, reason, deps, finished)));
   }
 
   private final TimerScheduler<Command> timers;
   private final RunRecord run;
-  private final byte[] statusAtStop;
   private final String reason;
-  private final RunDispatcher.Dependencies deps;
-  private final ActorRef<RunDispatcher.Command> dispatcher;
-  private int nextPage;
+  private final Dependencies deps;
+  private final ActorRef<RunCoordinator.Command> finished;
+  private final List<ScopeRows.StatusWrite> answers = new ArrayList<>();
+  private int nextSeq;
+  private int pageFrom;
   private int inFlight;
-  private boolean loading;
-  private boolean backingOff;
+  private int retryFrom = Integer.MAX_VALUE;
 
   private CloseSweep(
       ActorContext<Command> ctx,
       TimerScheduler<Command> timers,
       RunRecord run,
-      byte[] statusAtStop,
       String reason,
-      RunDispatcher.Dependencies deps,
-      ActorRef<RunDispatcher.Command> dispatcher) {
+      Dependencies deps,
+      ActorRef<RunCoordinator.Command> finished) {
     super(ctx);
     this.timers = timers;
     this.run = run;
-    this.statusAtStop = statusAtStop;
     this.reason = reason;
     this.deps = deps;
-    this.dispatcher = dispatcher;
+    this.finished = finished;
     loadPage();
   }
 
@@ -84,43 +88,32 @@ final class CloseSweep extends AbstractBehavior<CloseSweep.Command> {
         .onMessage(PageLoaded.class, this::onPageLoaded)
         .onMessage(PageFailed.class, this::onPageFailed)
         .onMessage(CloseAnswered.class, this::onCloseAnswered)
-        .onMessage(Retry.class, this::onRetry)
+        .onMessage(Written.class, this::onWritten)
+        .onMessage(Retry.class, r -> loadPage())
         .build();
   }
 
-  private void loadPage() {
-    if (loading || inFlight > 0 || timers.isTimerActive("retry")) {
-      return;
-    }
-    if (backingOff) {
-      // a shard that did not answer gets a moment before its items are asked again
-      backingOff = false;
-      timers.startSingleTimer("retry", new Retry(), Duration.ofSeconds(1));
-      return;
-    }
-    if (nextPage >= statusAtStop.length) {
-      dispatcher.tell(new RunDispatcher.SweepFinished());
-      return;
-    }
-    loading = true;
-    int from = nextPage;
+  private Behavior<Command> loadPage() {
+    int from = nextSeq;
+    pageFrom = from;
     ActorRef<Command> self = getContext().getSelf();
     CompletableFuture.supplyAsync(
-            () -> deps.store().page(run.scopeId(), from, PARALLELISM), deps.blocking())
+            () -> deps.store().pageOpen(run.scopeId(), from, PARALLELISM), deps.blocking())
         .whenComplete(
             (rows, failure) ->
-                self.tell(failure == null ? new PageLoaded(rows, from) : new PageFailed()));
+                self.tell(
+                    failure == null ? new PageLoaded(rows) : new PageFailed(failure.toString())));
+    return this;
   }
 
   private Behavior<Command> onPageLoaded(PageLoaded page) {
-    loading = false;
-    nextPage = page.rows().isEmpty() ? statusAtStop.length : page.from() + page.rows().size();
+    if (page.rows().isEmpty()) {
+      finished.tell(new RunCoordinator.SweepFinished(run.runId(), run.resumes()));
+      return Behaviors.stopped();
+    }
+    nextSeq = page.rows().get(page.rows().size() - 1).seq() + 1;
     ActorRef<Command> self = getContext().getSelf();
-    for (RunItemStore.Row row : page.rows()) {
-      byte s = statusAtStop[row.seq()];
-      if (s == StatusBoard.DONE || s == StatusBoard.FAILED || s == StatusBoard.CLOSED) {
-        continue;
-      }
+    for (ScopeRows.Row row : page.rows()) {
       inFlight++;
       ItemId itemId = run.itemId(row.accountId(), row.cursor());
       deps.items()
@@ -131,22 +124,21 @@ final class CloseSweep extends AbstractBehavior<CloseSweep.Command> {
                       new CloseAnswered(
                           row.seq(), itemId, reply, failure == null ? null : failure.toString())));
     }
-    loadPage();
     return this;
   }
 
   private Behavior<Command> onPageFailed(PageFailed failed) {
-    loading = false;
-    getContext().getLog().warn("run {}: reading items to close failed, retrying", run.runId());
-    backingOff = true;
-    loadPage();
+    getContext()
+        .getLog()
+        .warn("run {}: reading items to close failed, retrying: {}", run.runId(), failed.error());
+    timers.startSingleTimer(new Retry(), Duration.ofSeconds(1));
     return this;
   }
 
   private Behavior<Command> onCloseAnswered(CloseAnswered answer) {
     inFlight--;
     if (answer.reply() instanceof WorkItem.Accepted accepted) {
-      dispatcher.tell(new RunDispatcher.ItemSettledBySweep(answer.seq(), accepted.item().status()));
+      answers.add(new ScopeRows.StatusWrite(answer.seq(), statusOf(accepted.item().status())));
     } else {
       getContext()
           .getLog()
@@ -155,15 +147,38 @@ final class CloseSweep extends AbstractBehavior<CloseSweep.Command> {
               run.runId(),
               answer.itemId(),
               answer.error() != null ? answer.error() : answer.reply());
-      nextPage = Math.min(nextPage, answer.seq());
-      backingOff = true;
+      retryFrom = Math.min(retryFrom, answer.seq());
     }
-    loadPage();
+    if (inFlight == 0) {
+      List<ScopeRows.StatusWrite> batch = List.copyOf(answers);
+      answers.clear();
+      ActorRef<Command> self = getContext().getSelf();
+      CompletableFuture.runAsync(
+              () -> deps.store().markStatuses(run.scopeId(), batch), deps.blocking())
+          .whenComplete((ok, failure) -> self.tell(new Written(failure == null)));
+    }
     return this;
   }
 
-  private Behavior<Command> onRetry(Retry retry) {
-    loadPage();
-    return this;
+  /** The page's answers are in {@code run_item}: the next page, or this one again after a failure. */
+  private Behavior<Command> onWritten(Written written) {
+    if (!written.ok() || retryFrom != Integer.MAX_VALUE) {
+      // a shard that did not answer (or a write that failed) gets a moment before it is asked again
+      nextSeq = written.ok() ? retryFrom : pageFrom;
+      retryFrom = Integer.MAX_VALUE;
+      timers.startSingleTimer(new Retry(), Duration.ofSeconds(1));
+      return this;
+    }
+    return loadPage();
+  }
+
+  /** What {@code run_item} keeps of an item's answer to Close. */
+  static short statusOf(WorkItem.Status status) {
+    return switch (status) {
+      case DONE -> ScopeRows.DONE;
+      case FAILED -> ScopeRows.FAILED;
+      case QUARANTINED -> ScopeRows.QUARANTINED;
+      default -> ScopeRows.CLOSED;
+    };
   }
 }

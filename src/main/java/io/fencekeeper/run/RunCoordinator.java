@@ -1,16 +1,22 @@
 package io.fencekeeper.run;
 
 import io.fencekeeper.CborSerializable;
+import io.fencekeeper.dispatch.DispatchProtocol;
+import io.fencekeeper.dispatch.ScopeRows;
+import io.fencekeeper.item.ItemGateway;
+import io.fencekeeper.item.ItemShards;
+import io.fencekeeper.provider.budget.BudgetKeeper;
 import io.fencekeeper.run.governor.GovernorSettings;
 import io.fencekeeper.run.governor.GovernorView;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -21,6 +27,7 @@ import org.apache.pekko.actor.typed.SupervisorStrategy;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
+import org.apache.pekko.actor.typed.receptionist.Receptionist;
 import org.apache.pekko.cluster.typed.ClusterSingleton;
 import org.apache.pekko.cluster.typed.SingletonActor;
 import org.apache.pekko.persistence.typed.PersistenceId;
@@ -34,10 +41,13 @@ import org.apache.pekko.persistence.typed.javadsl.SignalHandler;
 import org.apache.pekko.stream.UniqueKillSwitch;
 
 /**
- * The run coordinator: a cluster singleton, event-sourced with snapshots, that creates runs
- * idempotently, starts a {@link RunDispatcher} for every running run, enforces deadlines, and
- * records how each run ended. On failover it recovers from the journal and starts the dispatchers
- * of the runs still RUNNING again; they resume from the {@code run_item} table.
+ * The run coordinator: a cluster singleton, event-sourced with snapshots, that keeps the runs, not
+ * their items (docs/design.md, "Runs and the coordinator"). It creates runs idempotently, hands
+ * every running run to every node that hosts item shards with that node's slice of the run's cap
+ * ({@link LiveRuns}: each node dispatches the items it hosts), steers each run's governor and share
+ * of its provider's budget, enforces deadlines, closes what is open when a run stops, and records
+ * how each run ended, counted once per item from {@code run_item}. On failover it recovers from the
+ * journal and takes the runs still RUNNING up again; the nodes went on dispatching meanwhile.
  */
 public final class RunCoordinator
     extends EventSourcedBehaviorWithEnforcedReplies<
@@ -46,8 +56,7 @@ public final class RunCoordinator
   public static final PersistenceId PERSISTENCE_ID = PersistenceId.ofUniqueId("RunCoordinator");
 
   /** Starts (or connects to) the singleton; the returned ref is a proxy on every node. */
-  public static ActorRef<Command> initSingleton(
-      ActorSystem<?> system, RunDispatcher.Dependencies deps) {
+  public static ActorRef<Command> initSingleton(ActorSystem<?> system, Dependencies deps) {
     return ClusterSingleton.get(system)
         .init(
             SingletonActor.of(
@@ -58,7 +67,17 @@ public final class RunCoordinator
                 "run-coordinator"));
   }
 
-  public static Behavior<Command> create(RunDispatcher.Dependencies deps) {
+  /** What the coordinator needs from the node; {@code budgets}: the provider budget keeper. */
+  public record Dependencies(
+      Clock clock,
+      RunItemStore store,
+      ItemGateway items,
+      ItemShards shards,
+      Executor blocking,
+      GovernorSettings governor,
+      Optional<ActorRef<BudgetKeeper.Command>> budgets) {}
+
+  public static Behavior<Command> create(Dependencies deps) {
     return Behaviors.setup(
         ctx -> Behaviors.withTimers(timers -> new RunCoordinator(ctx, timers, deps)));
   }
@@ -97,20 +116,34 @@ public final class RunCoordinator
 
   record Tick() implements Command {}
 
-  record ProgressReported(RunDispatcher.ProgressReport report) implements Command {}
+  /** Every node that hosts item shards, as the receptionist lists their agents. */
+  record AgentsChanged(Set<ActorRef<DispatchProtocol.ToAgent>> agents) implements Command {}
 
-  record DispatcherFinished(RunDispatcher.Finished finished) implements Command {}
+  /** A node's report of what it dispatched. */
+  record NodeReported(DispatchProtocol.NodeReport report) implements Command {}
+
+  /** The run's share of its provider's budget, from the budget keeper. */
+  record ShareGranted(BudgetKeeper.Share share) implements Command {}
+
+  /** How many items each shard of a run has ({@code failure}: the count could not be read). */
+  record ShardsCounted(
+      String runId, int resumes, RunItemStore.ShardFigures figures, Throwable failure)
+      implements Command {}
+
+  /** The close sweep of a stopping run closed what was open. */
+  record SweepFinished(String runId, int resumes) implements Command {}
+
+  /** A run's items counted by their status in {@code run_item}: maybe its final count. */
+  record ItemsCounted(String runId, int resumes, Map<Short, Long> counts, Throwable failure)
+      implements Command {}
+
+  /** A run's dispatcher kept failing on a node: the run ends FAILED with the reason. */
+  record DispatchFailed(String runId, String reason) implements Command {}
 
   /** The run's counters have read the journal to its end (or could not): the run may end. */
-  record CountersFinal(RunDispatcher.Finished finished, Throwable failure) implements Command {}
-
-  /** Why a dispatcher is failing (sent by it, just before it stops). */
-  record DispatcherCrashed(String runId, int incarnation, String cause) implements Command {}
-
-  /** A dispatcher stopped that nobody stopped: its run has nobody dispatching it. */
-  record DispatcherStopped(String runId, int incarnation) implements Command {}
-
-  record RestartDispatcher(String runId) implements Command {}
+  record CountersFinal(
+      String runId, RunState state, RunProgress progress, String reason, Throwable failure)
+      implements Command {}
 
   /** Tagged item events read from the journal; the reply is the offset now counted up to. */
   record SignalsRead(List<SignalProjection.Signal> signals, ActorRef<Long> replyTo)
@@ -212,28 +245,37 @@ public final class RunCoordinator
 
   // --- behaviour ---------------------------------------------------------------------------------
 
+  /** The second's work (slices, governors, pokes) every this many ticks of the deadline check. */
+  static final int STEER_EVERY_TICKS = 4;
+
   private final ActorContext<Command> ctx;
   private final Clock clock;
-  private final GovernorSettings defaultGovernor;
-  private final RunDispatchers dispatchers;
-  private final TimerScheduler<Command> timers;
+  private final Dependencies deps;
+  private final LiveRuns live;
   private UniqueKillSwitch projection;
-  // runs whose counters are reading the journal to its end before the run ends
-  private final Set<String> finishing = new HashSet<>();
+  private long ticks;
 
-  private RunCoordinator(
-      ActorContext<Command> ctx, TimerScheduler<Command> timers, RunDispatcher.Dependencies deps) {
+  private RunCoordinator(ActorContext<Command> ctx, TimerScheduler<Command> timers, Dependencies deps) {
     super(PERSISTENCE_ID);
     this.ctx = ctx;
-    this.timers = timers;
     this.clock = deps.clock();
-    this.defaultGovernor = deps.governor();
-    this.dispatchers =
-        new RunDispatchers(
+    this.deps = deps;
+    this.live =
+        new LiveRuns(
             ctx,
             deps,
-            ctx.messageAdapter(RunDispatcher.ProgressReport.class, ProgressReported::new),
-            ctx.messageAdapter(RunDispatcher.Finished.class, DispatcherFinished::new));
+            ctx.messageAdapter(DispatchProtocol.NodeReport.class, NodeReported::new),
+            ctx.messageAdapter(BudgetKeeper.Share.class, ShareGranted::new));
+    ctx.getSystem()
+        .receptionist()
+        .tell(
+            Receptionist.subscribe(
+                DispatchProtocol.AGENT_KEY,
+                ctx.messageAdapter(
+                    Receptionist.Listing.class,
+                    listing ->
+                        new AgentsChanged(
+                            listing.getServiceInstances(DispatchProtocol.AGENT_KEY)))));
     timers.startTimerWithFixedDelay(new Tick(), Duration.ofMillis(250));
   }
 
@@ -263,14 +305,14 @@ public final class RunCoordinator
     }
   }
 
-  /** Continues where the previous coordinator stopped: the items are the truth. */
+  /** Continues where the previous coordinator stopped: the nodes dispatched on meanwhile. */
   private void onRecovered(State state) {
     projection = SignalProjection.start(ctx.getSystem(), state.signalOffset(), ctx.getSelf());
     for (RunRecord run : state.runs().values()) {
       if (run.state() == RunState.RUNNING) {
-        dispatchers.start(run, run.resumes() > 0, governor(state));
+        live.start(run, governor(state), true);
         if (run.cancelRequested()) {
-          dispatchers.tell(run.runId(), new RunDispatcher.Stop("cancelled", true));
+          live.stop(run.runId(), new LiveRun.Stopping("cancelled", true));
         }
       }
     }
@@ -289,19 +331,24 @@ public final class RunCoordinator
         .onCommand(
             GetGovernor.class, (state, cmd) -> Effect().reply(cmd.replyTo(), governorReply(state)))
         .onCommand(Tick.class, this::onTick)
-        .onCommand(ProgressReported.class, this::onProgress)
-        .onCommand(DispatcherFinished.class, this::onFinished)
-        .onCommand(CountersFinal.class, this::onCountersFinal)
+        .onCommand(AgentsChanged.class, (state, c) -> soft(() -> live.agents(c.agents())))
+        .onCommand(NodeReported.class, (state, c) -> soft(() -> live.reported(c.report())))
+        .onCommand(ShareGranted.class, (state, c) -> soft(() -> live.shareGranted(c.share())))
+        .onCommand(ShardsCounted.class, (state, c) -> soft(() -> live.shardsCounted(c)))
         .onCommand(
-            DispatcherCrashed.class,
-            (state, crashed) -> {
-              dispatchers.crashed(crashed.runId(), crashed.incarnation(), crashed.cause());
-              return Effect().noReply();
-            })
-        .onCommand(DispatcherStopped.class, this::onDispatcherStopped)
-        .onCommand(RestartDispatcher.class, this::onRestartDispatcher)
+            SweepFinished.class,
+            (state, c) -> soft(() -> live.sweepFinished(c.runId(), c.resumes())))
+        .onCommand(ItemsCounted.class, this::onItemsCounted)
+        .onCommand(DispatchFailed.class, this::onDispatchFailed)
+        .onCommand(CountersFinal.class, this::onCountersFinal)
         .onCommand(SignalsRead.class, this::onSignalsRead)
         .build();
+  }
+
+  /** Soft state changes only: nothing is journaled, nobody is answered. */
+  private ReplyEffect<Event, State> soft(Runnable change) {
+    change.run();
+    return Effect().noReply();
   }
 
   private ReplyEffect<Event, State> onCreate(State state, CreateRun cmd) {
@@ -348,7 +395,7 @@ public final class RunCoordinator
                       run.runId(),
                       run.itemCount(),
                       run.deadline());
-              dispatchers.start(run, false, governor(s));
+              live.start(run, governor(s), false);
             })
         .thenReply(cmd.replyTo(), s -> new Created(view(s, s.runs().get(request.runId()))));
   }
@@ -386,7 +433,7 @@ public final class RunCoordinator
             s -> {
               RunRecord resumed = s.runs().get(run.runId());
               ctx.getLog().info("run {} resumed with deadline {}", run.runId(), resumed.deadline());
-              dispatchers.start(resumed, true, governor(s));
+              live.start(resumed, governor(s), false);
             })
         .thenReply(cmd.replyTo(), s -> new ControlAccepted(view(s, s.runs().get(run.runId()))));
   }
@@ -402,7 +449,7 @@ public final class RunCoordinator
     }
     return Effect()
         .persist(new CancelRequested(run.runId(), clock.instant()))
-        .thenRun(s -> dispatchers.tell(run.runId(), new RunDispatcher.Stop("cancelled", true)))
+        .thenRun(s -> live.stop(run.runId(), new LiveRun.Stopping("cancelled", true)))
         .thenReply(cmd.replyTo(), s -> new ControlAccepted(view(s, s.runs().get(run.runId()))));
   }
 
@@ -412,150 +459,136 @@ public final class RunCoordinator
         .thenRun(
             s -> {
               ctx.getLog().info("governor limits changed to {}", cmd.settings());
-              dispatchers.tellAll(new RunDispatcher.ChangeGovernor(cmd.settings()));
+              live.changeGovernor(cmd.settings());
             })
         .thenReply(cmd.replyTo(), this::governorReply);
   }
 
   private GovernorReply governorReply(State state) {
-    Map<String, GovernorView> views = new TreeMap<>();
-    state.runs().values().stream()
-        .filter(run -> run.state() == RunState.RUNNING)
-        .forEach(
-            run ->
-                dispatchers
-                    .progressOf(run.runId())
-                    .filter(p -> p.governor() != null)
-                    .ifPresent(p -> views.put(run.runId(), p.governor())));
-    return new GovernorReply(governor(state), views);
+    return new GovernorReply(governor(state), live.governors());
   }
 
   private GovernorSettings governor(State state) {
-    return state.governor() != null ? state.governor() : defaultGovernor;
+    return state.governor() != null ? state.governor() : deps.governor();
   }
 
-  /** The deadline: repeated every tick until the run ends, since Stop is idempotent. */
+  /** The deadline, by the coordinator's clock; then, once a second, the steering of every run. */
   private ReplyEffect<Event, State> onTick(State state, Tick tick) {
     Instant now = clock.instant();
     for (RunRecord run : state.runs().values()) {
       if (run.state() == RunState.RUNNING && !now.isBefore(run.deadline())) {
-        dispatchers.tell(
-            run.runId(), new RunDispatcher.Stop("deadline " + run.deadline() + " passed", false));
+        live.stop(
+            run.runId(), new LiveRun.Stopping("deadline " + run.deadline() + " passed", false));
       }
     }
-    return Effect().noReply();
-  }
-
-  private ReplyEffect<Event, State> onProgress(State state, ProgressReported reported) {
-    dispatchers.reported(reported.report());
+    if (++ticks % STEER_EVERY_TICKS == 0) {
+      live.tick();
+    }
     return Effect().noReply();
   }
 
   /**
-   * Every item of the run is settled; before the run ends, its counters read the journal to its
-   * end, so a run that shows as ended shows its final counters (docs/design.md, "Observability").
+   * The run's items counted in {@code run_item}, each once: a run that is not stopping ends when
+   * every item is DONE or FAILED (else its last statuses are not written yet: it is counted again
+   * with the next report); a stopped run ends once its sweep closed what was open. Before it ends,
+   * its counters read the journal to its end (docs/design.md, "Observability").
    */
-  private ReplyEffect<Event, State> onFinished(State state, DispatcherFinished message) {
-    RunDispatcher.Finished finished = message.finished();
-    RunRecord run = state.runs().get(finished.runId());
-    if (run == null || run.state() != RunState.RUNNING || !finishing.add(finished.runId())) {
+  private ReplyEffect<Event, State> onItemsCounted(State state, ItemsCounted counted) {
+    RunRecord run = state.runs().get(counted.runId());
+    var running = live.get(counted.runId());
+    if (run == null
+        || run.state() != RunState.RUNNING
+        || running.isEmpty()
+        || run.resumes() != counted.resumes()) {
       return Effect().noReply();
     }
+    LiveRun liveRun = running.get();
+    if (counted.failure() != null) {
+      ctx.getLog()
+          .warn("run {}: counting its items failed: {}", run.runId(), summary(counted.failure()));
+      liveRun.countFailed();
+      return Effect().noReply();
+    }
+    Map<Short, Long> c = counted.counts();
+    long total = run.itemCount();
+    long done = c.getOrDefault(ScopeRows.DONE, 0L);
+    long failed = c.getOrDefault(ScopeRows.FAILED, 0L);
+    long closed = c.getOrDefault(ScopeRows.CLOSED, 0L);
+    long quarantined = c.getOrDefault(ScopeRows.QUARANTINED, 0L);
+    LiveRun.Stopping stopping = liveRun.stopping();
+    if (stopping == null && done + failed < total) {
+      liveRun.countFailed(); // not every status is written yet
+      return Effect().noReply();
+    }
+    if (!liveRun.beginEnd()) {
+      return Effect().noReply();
+    }
+    int maxFailed = run.request().maxFailedItems();
+    RunState end =
+        RunOutcome.finalState(total, done, failed, maxFailed, stopping != null && stopping.cancel());
+    String reason =
+        stopping != null
+            ? stopping.reason()
+            : failed == 0 ? "every item is done" : failed + " items failed";
+    RunProgress now = liveRun.progress(clock.instant());
+    long open = Math.max(0, total - done - failed - closed - quarantined);
+    RunProgress last =
+        new RunProgress(
+            new Counts(total, open, 0, done, failed, closed, quarantined),
+            0,
+            now.itemsPerSecond(),
+            null,
+            now.governor());
     ctx.pipeToSelf(
         SignalProjection.catchUp(ctx.getSystem(), state.signalOffset(), ctx.getSelf())
             .toCompletableFuture()
             .orTimeout(30, TimeUnit.SECONDS),
-        (done, failure) -> new CountersFinal(finished, failure));
+        (ok, failure) -> new CountersFinal(run.runId(), end, last, reason, failure));
     return Effect().noReply();
   }
 
   private ReplyEffect<Event, State> onCountersFinal(State state, CountersFinal message) {
-    RunDispatcher.Finished finished = message.finished();
-    finishing.remove(finished.runId());
     if (message.failure() != null) {
       // the live projection still counts them; the run must not wait on the journal's reader
       ctx.getLog()
           .warn(
               "run {}: counters not read to the journal's end before it ended: {}",
-              finished.runId(),
+              message.runId(),
               summary(message.failure()));
     }
-    RunRecord run = state.runs().get(finished.runId());
+    return end(state, message.runId(), message.state(), message.progress(), message.reason());
+  }
+
+  /** A run whose dispatcher keeps failing ends FAILED with the reason, never RUNNING with nobody. */
+  private ReplyEffect<Event, State> onDispatchFailed(State state, DispatchFailed failed) {
+    RunRecord run = state.runs().get(failed.runId());
+    var running = live.get(failed.runId());
+    if (run == null || running.isEmpty() || !running.get().beginEnd()) {
+      return Effect().noReply();
+    }
+    ctx.getLog().error("run {}: {}", run.runId(), failed.reason());
+    return end(
+        state,
+        run.runId(),
+        RunState.FAILED,
+        running.get().progress(clock.instant()),
+        failed.reason());
+  }
+
+  private ReplyEffect<Event, State> end(
+      State state, String runId, RunState end, RunProgress progress, String reason) {
+    RunRecord run = state.runs().get(runId);
     if (run == null || run.state() != RunState.RUNNING) {
       return Effect().noReply();
     }
     return Effect()
-        .persist(
-            new RunEnded(
-                finished.runId(),
-                finished.state(),
-                finished.progress(),
-                finished.reason(),
-                clock.instant()))
+        .persist(new RunEnded(runId, end, progress, reason, clock.instant()))
         .thenRun(
             s -> {
-              ctx.getLog()
-                  .info(
-                      "run {} ended {}: {} ({})",
-                      finished.runId(),
-                      finished.state(),
-                      finished.progress().counts(),
-                      finished.reason());
-              dispatchers.stop(finished.runId());
+              ctx.getLog().info("run {} ended {}: {} ({})", runId, end, progress.counts(), reason);
+              live.ended(runId);
             })
         .thenNoReply();
-  }
-
-  /**
-   * A failed dispatcher is started again from the journaled run after a back-off; after {@link
-   * RunDispatchers#MAX_FAILURES} failures the run ends FAILED with the reason, so it is never left
-   * RUNNING with nobody dispatching it.
-   */
-  private ReplyEffect<Event, State> onDispatcherStopped(State state, DispatcherStopped stopped) {
-    var failure = dispatchers.stopped(stopped.runId(), stopped.incarnation());
-    if (failure.isEmpty()) {
-      return Effect().noReply();
-    }
-    RunRecord run = state.runs().get(failure.get().runId());
-    if (run == null || run.state() != RunState.RUNNING) {
-      return Effect().noReply();
-    }
-    int count = failure.get().count();
-    if (count < RunDispatchers.MAX_FAILURES) {
-      ctx.getLog()
-          .warn(
-              "run {}: dispatcher failed ({}), starting it again ({} of {})",
-              run.runId(),
-              failure.get().cause(),
-              count,
-              RunDispatchers.MAX_FAILURES);
-      timers.startSingleTimer(
-          "restart-" + run.runId(), new RestartDispatcher(run.runId()), Duration.ofSeconds(count));
-      return Effect().noReply();
-    }
-    String reason =
-        "the dispatcher failed " + count + " times; the last failure: " + failure.get().cause();
-    ctx.getLog().error("run {}: {}", run.runId(), reason);
-    return Effect()
-        .persist(
-            new RunEnded(
-                run.runId(),
-                RunState.FAILED,
-                dispatchers.progressOf(run.runId()).orElse(RunProgress.initial(run.itemCount())),
-                reason,
-                clock.instant()))
-        .thenNoReply();
-  }
-
-  private ReplyEffect<Event, State> onRestartDispatcher(State state, RestartDispatcher restart) {
-    RunRecord run = state.runs().get(restart.runId());
-    if (run != null && run.state() == RunState.RUNNING && !dispatchers.isRunning(run.runId())) {
-      dispatchers.start(run, run.resumes() > 0, governor(state));
-      if (run.cancelRequested()) {
-        dispatchers.tell(run.runId(), new RunDispatcher.Stop("cancelled", true));
-      }
-    }
-    return Effect().noReply();
   }
 
   /** A failure as one line for the log and the run view: its kind and message, never a trace. */
@@ -582,11 +615,7 @@ public final class RunCoordinator
     }
     return Effect()
         .persist(new SignalsCounted(offset, deltas, clock.instant()))
-        .thenRun(
-            s ->
-                deltas.forEach(
-                    (runId, delta) ->
-                        dispatchers.tell(runId, new RunDispatcher.SignalsSeen(delta))))
+        .thenRun(s -> deltas.forEach(live::signalsSeen))
         .thenReply(read.replyTo(), State::signalOffset);
   }
 
@@ -600,8 +629,7 @@ public final class RunCoordinator
   }
 
   private RunView view(State state, RunRecord run) {
-    return RunView.of(
-        run, dispatchers.progressOf(run.runId()).orElse(null), state.signalsOf(run.runId()));
+    return RunView.of(run, live.progressOf(run.runId()).orElse(null), state.signalsOf(run.runId()));
   }
 
   @Override

@@ -2,6 +2,7 @@ package io.fencekeeper.run;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.fencekeeper.dispatch.ScopeRows;
 import io.fencekeeper.journal.JournalDatabase;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.run.scope.ScopeSink;
@@ -12,29 +13,19 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.ToIntFunction;
 
 /**
- * The {@code run_item} table: a run's expanded scope, staged once at creation and paged by the
- * dispatcher. All SQL of the run scope lives here. Calls block: callers run them on the blocking
+ * The {@code run_item} table: a run's expanded scope, staged once at creation with each item's
+ * shard, paged by every node's dispatcher shard by shard ({@link ScopeRows}), and counted by the
+ * coordinator. All SQL of the run scope lives here. Calls block: callers run them on the blocking
  * dispatcher, never on an actor thread.
  */
-public final class RunItemStore implements AutoCloseable {
-
-  /** Terminal statuses cached for recovery; 0 means "ask the item". */
-  public static final short UNKNOWN = 0;
-
-  public static final short DONE = 2;
-  public static final short FAILED = 3;
-  public static final short CLOSED = 4;
-
-  /** One staged item of a run's scope. */
-  public record Row(int seq, String accountId, String cursor, short status) {}
-
-  /** A terminal status to cache for the item at {@code seq}. */
-  public record StatusWrite(int seq, short status) {}
+public final class RunItemStore implements ScopeRows, AutoCloseable {
 
   private final HikariDataSource dataSource;
   private final boolean postgres;
@@ -60,10 +51,20 @@ public final class RunItemStore implements AutoCloseable {
     return dataSource;
   }
 
-  /** Appends a batch of the scope, numbering from {@code firstSeq}. */
+  /** Appends a batch of the scope, numbering from {@code firstSeq}, every item in shard 0. */
   public void stage(String scopeId, int firstSeq, List<AccountCursor> accounts) {
+    stage(scopeId, firstSeq, accounts, account -> 0);
+  }
+
+  /** Appends a batch of the scope, numbering from {@code firstSeq}. */
+  public void stage(
+      String scopeId,
+      int firstSeq,
+      List<AccountCursor> accounts,
+      ToIntFunction<AccountCursor> shardOf) {
     String sql =
-        "INSERT INTO run_item (scope_id, seq, account_id, provider_cursor) VALUES (?, ?, ?, ?)";
+        "INSERT INTO run_item (scope_id, seq, account_id, provider_cursor, shard)"
+            + " VALUES (?, ?, ?, ?, ?)";
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(sql)) {
       int seq = firstSeq;
@@ -72,6 +73,7 @@ public final class RunItemStore implements AutoCloseable {
         ps.setInt(2, seq++);
         ps.setString(3, account.accountId());
         ps.setString(4, account.cursor());
+        ps.setInt(5, shardOf.applyAsInt(account));
         ps.addBatch();
       }
       ps.executeBatch();
@@ -86,10 +88,14 @@ public final class RunItemStore implements AutoCloseable {
    * cursor) makes a repeat impossible, this insert makes it visible instead of failing. Answers the
    * positions of the skipped accounts.
    */
-  public List<Long> stageNew(String scopeId, int firstSeq, List<ScopeSink.Positioned> accounts) {
+  public List<Long> stageNew(
+      String scopeId,
+      int firstSeq,
+      List<ScopeSink.Positioned> accounts,
+      ToIntFunction<AccountCursor> shardOf) {
     String sql =
-        "INSERT INTO run_item (scope_id, seq, account_id, provider_cursor, source_position)"
-            + " SELECT ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM run_item"
+        "INSERT INTO run_item (scope_id, seq, account_id, provider_cursor, source_position, shard)"
+            + " SELECT ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM run_item"
             + " WHERE scope_id = ? AND account_id = ? AND provider_cursor = ?)";
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(sql)) {
@@ -101,9 +107,10 @@ public final class RunItemStore implements AutoCloseable {
         ps.setString(3, account.accountId());
         ps.setString(4, account.cursor());
         ps.setLong(5, positioned.position());
-        ps.setString(6, scopeId);
-        ps.setString(7, account.accountId());
-        ps.setString(8, account.cursor());
+        ps.setInt(6, shardOf.applyAsInt(account));
+        ps.setString(7, scopeId);
+        ps.setString(8, account.accountId());
+        ps.setString(9, account.cursor());
         ps.addBatch();
       }
       int[] inserted = ps.executeBatch();
@@ -198,6 +205,155 @@ public final class RunItemStore implements AutoCloseable {
     }
   }
 
+  @Override
+  public List<Row> pageShard(String scopeId, int shard, int fromSeq, int limit) {
+    return rows(
+        "SELECT seq, account_id, provider_cursor, status FROM run_item"
+            + " WHERE scope_id = ? AND shard = ? AND seq >= ? ORDER BY seq LIMIT ?",
+        scopeId,
+        shard,
+        fromSeq,
+        limit);
+  }
+
+  /**
+   * Up to {@code limit} items with {@code seq >= fromSeq} whose cached status is not DONE, FAILED
+   * or CLOSED, in order: what the close sweep of a stopping run may still have to close.
+   */
+  public List<Row> pageOpen(String scopeId, int fromSeq, int limit) {
+    return rows(
+        "SELECT seq, account_id, provider_cursor, status FROM run_item"
+            + " WHERE scope_id = ? AND seq >= ? AND status NOT IN ("
+            + DONE
+            + ", "
+            + FAILED
+            + ", "
+            + CLOSED
+            + ") ORDER BY seq LIMIT ?",
+        scopeId,
+        fromSeq,
+        limit);
+  }
+
+  private List<Row> rows(String sql, String scopeId, int... params) {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setString(1, scopeId);
+      for (int i = 0; i < params.length; i++) {
+        ps.setInt(i + 2, params[i]);
+      }
+      List<Row> rows = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          rows.add(new Row(rs.getInt(1), rs.getString(2), rs.getString(3), rs.getShort(4)));
+        }
+      }
+      return rows;
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not read the scope of a run: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * A run's items per shard, and the first item of each shard (the coordinator wakes a shard that
+   * no node hosts by asking that item: docs/design.md, "Dispatch on every node").
+   */
+  public record ShardFigures(Map<Integer, Long> totals, Map<Integer, Row> firstItems) {}
+
+  public ShardFigures shardFigures(String scopeId) {
+    Map<Integer, Long> totals = new TreeMap<>();
+    Map<Integer, Integer> firstSeqs = new TreeMap<>();
+    String sql =
+        "SELECT shard, COUNT(*), MIN(seq) FROM run_item WHERE scope_id = ? GROUP BY shard";
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setString(1, scopeId);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          totals.put(rs.getInt(1), rs.getLong(2));
+          firstSeqs.put(rs.getInt(1), rs.getInt(3));
+        }
+      }
+      Map<Integer, Row> first = new TreeMap<>();
+      try (PreparedStatement items =
+          c.prepareStatement(
+              "SELECT seq, account_id, provider_cursor, status FROM run_item"
+                  + " WHERE scope_id = ? AND seq = ANY(?)")) {
+        Array seqs = c.createArrayOf("INTEGER", firstSeqs.values().toArray());
+        try {
+          items.setString(1, scopeId);
+          items.setArray(2, seqs);
+          Map<Integer, Integer> shardOfSeq = new TreeMap<>();
+          firstSeqs.forEach((shard, seq) -> shardOfSeq.put(seq, shard));
+          try (ResultSet rs = items.executeQuery()) {
+            while (rs.next()) {
+              Row row = new Row(rs.getInt(1), rs.getString(2), rs.getString(3), rs.getShort(4));
+              first.put(shardOfSeq.get(row.seq()), row);
+            }
+          }
+        } finally {
+          seqs.free();
+        }
+      }
+      return new ShardFigures(totals, first);
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not count a run's shards: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Gives every item of a scope staged before items had their shard in {@code run_item} (a run
+   * that was running across the upgrade) its shard, so the nodes that host it find it.
+   */
+  public int fillMissingShards(String scopeId, ToIntFunction<Row> shardOf) {
+    int filled = 0;
+    while (true) {
+      List<Row> rows =
+          rows(
+              "SELECT seq, account_id, provider_cursor, status FROM run_item"
+                  + " WHERE scope_id = ? AND shard IS NULL ORDER BY seq LIMIT ?",
+              scopeId,
+              PAGE_TO_FILL);
+      if (rows.isEmpty()) {
+        return filled;
+      }
+      try (Connection c = dataSource.getConnection();
+          PreparedStatement ps =
+              c.prepareStatement("UPDATE run_item SET shard = ? WHERE scope_id = ? AND seq = ?")) {
+        for (Row row : rows) {
+          ps.setInt(1, shardOf.applyAsInt(row));
+          ps.setString(2, scopeId);
+          ps.setInt(3, row.seq());
+          ps.addBatch();
+        }
+        ps.executeBatch();
+      } catch (SQLException e) {
+        throw new IllegalStateException("could not fill in shards: " + e.getMessage(), e);
+      }
+      filled += rows.size();
+    }
+  }
+
+  private static final int PAGE_TO_FILL = 1000;
+
+  /** How many of a run's items have each cached status: a stopped or settled run's final count. */
+  public Map<Short, Long> statusCounts(String scopeId) {
+    Map<Short, Long> counts = new TreeMap<>();
+    String sql = "SELECT status, COUNT(*) FROM run_item WHERE scope_id = ? GROUP BY status";
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setString(1, scopeId);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          counts.put(rs.getShort(1), rs.getLong(2));
+        }
+      }
+      return counts;
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not count a run's items: " + e.getMessage(), e);
+    }
+  }
+
   /** Whether the staged scope contains this account and cursor (indexed, see V3 and V4). */
   public boolean contains(String scopeId, String accountId, String cursor) {
     String sql =
@@ -220,14 +376,18 @@ public final class RunItemStore implements AutoCloseable {
    * Caches terminal statuses: one UPDATE per status for the whole batch ({@code seq = ANY(?)}), not
    * one per item, so a run of a million items does not cost the database a million statements.
    */
+  @Override
   public void markStatuses(String scopeId, List<StatusWrite> writes) {
     if (writes.isEmpty()) {
       return;
     }
-    Map<Short, List<Integer>> byStatus = new TreeMap<>();
+    // the last status of an item wins: a batch may hold FAILED and, later, DONE for one item
+    Map<Integer, Short> last = new LinkedHashMap<>();
     for (StatusWrite write : writes) {
-      byStatus.computeIfAbsent(write.status(), s -> new ArrayList<>()).add(write.seq());
+      last.put(write.seq(), write.status());
     }
+    Map<Short, List<Integer>> byStatus = new TreeMap<>();
+    last.forEach((seq, status) -> byStatus.computeIfAbsent(status, s -> new ArrayList<>()).add(seq));
     String sql = "UPDATE run_item SET status = ? WHERE scope_id = ? AND seq = ANY(?)";
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(sql)) {

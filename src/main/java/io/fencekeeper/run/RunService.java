@@ -2,6 +2,7 @@ package io.fencekeeper.run;
 
 import io.fencekeeper.Stages;
 import io.fencekeeper.item.ItemGateway;
+import io.fencekeeper.item.ItemShards;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.run.RunCoordinator.ControlReply;
 import io.fencekeeper.run.RunCoordinator.CreateReply;
@@ -88,7 +89,8 @@ public final class RunService {
       Duration askTimeout,
       Clock clock,
       Duration maxRunLength,
-      Set<String> providers) {
+      Set<String> providers,
+      ItemShards shards) {
     this.system = system;
     this.providers = Set.copyOf(providers);
     this.clock = clock;
@@ -121,7 +123,8 @@ public final class RunService {
             // threads, so that the dispatchers' page reads never queue behind it
             Executors.newCachedThreadPool(daemon("fencekeeper-scope-staging")),
             idleTimers(),
-            system.address().toString());
+            system.address().toString(),
+            shards);
   }
 
   /** Heartbeats and patience timers; its thread ends when no staging needs it. */
@@ -239,18 +242,32 @@ public final class RunService {
               if (dispatchers.isEmpty()) {
                 return CompletableFuture.completedFuture(Optional.<WorkItem.Claimed>empty());
               }
-              return claimFrom(dispatchers.iterator().next(), workerId, lease, 5);
+              return claimFrom(new java.util.ArrayList<>(localFirst(dispatchers)), workerId, lease, 5);
             });
   }
 
+  /**
+   * Every node dispatches the run's items it hosts: this node's dispatcher first (the claim stays on
+   * the node), then the others'.
+   */
+  private static List<ActorRef<WorkProtocol.ToDispatcher>> localFirst(
+      Set<ActorRef<WorkProtocol.ToDispatcher>> dispatchers) {
+    List<ActorRef<WorkProtocol.ToDispatcher>> ordered = new java.util.ArrayList<>(dispatchers);
+    ordered.sort(
+        java.util.Comparator.comparing(
+            (ActorRef<WorkProtocol.ToDispatcher> d) -> !d.path().address().hasLocalScope()));
+    return ordered;
+  }
+
   private CompletionStage<Optional<WorkItem.Claimed>> claimFrom(
-      ActorRef<WorkProtocol.ToDispatcher> dispatcher,
+      List<ActorRef<WorkProtocol.ToDispatcher>> dispatchers,
       String workerId,
       Duration lease,
       int triesLeft) {
-    if (triesLeft == 0) {
+    if (triesLeft == 0 || dispatchers.isEmpty()) {
       return CompletableFuture.completedFuture(Optional.empty());
     }
+    ActorRef<WorkProtocol.ToDispatcher> dispatcher = dispatchers.get(0);
     return Stages.on(
             AskPattern.<WorkProtocol.ToDispatcher, WorkProtocol.WorkBatch>ask(
                 dispatcher,
@@ -261,7 +278,9 @@ public final class RunService {
         .thenCompose(
             batch -> {
               if (batch.offers().isEmpty()) {
-                return CompletableFuture.completedFuture(Optional.<WorkItem.Claimed>empty());
+                // nothing on this node's shards now: the next node's dispatcher
+                return claimFrom(
+                    dispatchers.subList(1, dispatchers.size()), workerId, lease, triesLeft);
               }
               WorkProtocol.WorkOffer offer = batch.offers().get(0);
               return items
@@ -273,28 +292,11 @@ public final class RunService {
                         }
                         // not claimable after all: let the dispatcher know, try the next one
                         dispatcher.tell(
-                            new WorkProtocol.Settled(offer.seq(), settledAs(reply, lease)));
-                        return claimFrom(dispatcher, workerId, lease, triesLeft - 1);
+                            new WorkProtocol.Settled(
+                                offer.seq(), AttemptResult.ofClaimAnswer(reply, clock.instant())));
+                        return claimFrom(dispatchers, workerId, lease, triesLeft - 1);
                       });
             });
-  }
-
-  private AttemptResult settledAs(WorkItem.Reply reply, Duration lease) {
-    if (reply instanceof WorkItem.LeaseHeld held) {
-      return new AttemptResult.Held(held.leaseExpiresAt());
-    }
-    if (reply instanceof WorkItem.NotClaimable nc) {
-      return switch (nc.status()) {
-        case DONE -> new AttemptResult.Done();
-        case FAILED -> new AttemptResult.Failed(nc.reason());
-        case CLOSED -> new AttemptResult.Closed();
-        case QUARANTINED -> new AttemptResult.Quarantined(nc.reason());
-        default ->
-            new AttemptResult.RetryAt(
-                nc.retryAt() != null ? nc.retryAt() : clock.instant().plus(lease));
-      };
-    }
-    return new AttemptResult.Abandoned("claim answered " + reply);
   }
 
   /**

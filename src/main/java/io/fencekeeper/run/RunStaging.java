@@ -1,5 +1,7 @@
 package io.fencekeeper.run;
 
+import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.ItemShards;
 import io.fencekeeper.run.scope.Scope;
 import io.fencekeeper.run.scope.ScopeReader;
 import io.fencekeeper.run.scope.ScopeSink;
@@ -53,6 +55,7 @@ final class RunStaging {
   private final Executor staging;
   private final ScheduledExecutorService timers;
   private final String node;
+  private final ItemShards shards;
 
   RunStaging(
       RunItemStore store,
@@ -61,7 +64,8 @@ final class RunStaging {
       Coordinator coordinator,
       Executor staging,
       ScheduledExecutorService timers,
-      String node) {
+      String node,
+      ItemShards shards) {
     this.store = store;
     this.table = table;
     this.scopes = scopes;
@@ -69,6 +73,7 @@ final class RunStaging {
     this.staging = staging;
     this.timers = timers;
     this.node = node;
+    this.shards = shards;
   }
 
   /**
@@ -226,7 +231,15 @@ final class RunStaging {
   /** One staging of one claim, answered within the caller's patience or as STAGING. */
   private CompletionStage<CreateOutcome> stage(
       StagingTable.Claim claim, RunRequest request, InputStream upload, Duration patience) {
-    StagedScope scope = new StagedScope(store, claim.scopeId());
+    // every row is staged with its item's shard: each node pages the shards it hosts
+    StagedScope scope =
+        new StagedScope(
+            store,
+            claim.scopeId(),
+            account ->
+                shards.shardNumber(
+                    ItemId.of(
+                        request.job(), request.businessDate(), account.accountId(), account.cursor())));
     Instant started = Instant.now();
     Attempt attempt = new Attempt();
     ScheduledFuture<?> heartbeat =

@@ -4,6 +4,7 @@ import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.run.scope.ScopeSink;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.ToIntFunction;
 
 /**
  * A scope being staged in {@code run_item} under one scope id: items are numbered in order, and the
@@ -13,12 +14,14 @@ final class StagedScope implements ScopeSink {
 
   private final RunItemStore store;
   private final String scopeId;
+  private final ToIntFunction<AccountCursor> shardOf;
   private final AtomicLong staged = new AtomicLong();
   private int nextSeq;
 
-  StagedScope(RunItemStore store, String scopeId) {
+  StagedScope(RunItemStore store, String scopeId, ToIntFunction<AccountCursor> shardOf) {
     this.store = store;
     this.scopeId = scopeId;
+    this.shardOf = shardOf;
   }
 
   String scopeId() {
@@ -32,7 +35,7 @@ final class StagedScope implements ScopeSink {
 
   @Override
   public List<Long> stage(List<Positioned> batch) {
-    List<Long> repeats = store.stageNew(scopeId, nextSeq, batch);
+    List<Long> repeats = store.stageNew(scopeId, nextSeq, batch, shardOf);
     nextSeq += batch.size();
     staged.addAndGet(batch.size() - repeats.size());
     return repeats;

@@ -3,6 +3,7 @@ package io.fencekeeper.worker;
 import com.fasterxml.jackson.annotation.JsonSubTypes;
 import com.fasterxml.jackson.annotation.JsonTypeInfo;
 import io.fencekeeper.CborSerializable;
+import io.fencekeeper.item.WorkItem;
 import java.time.Instant;
 
 /**
@@ -32,6 +33,28 @@ public sealed interface AttemptResult extends CborSerializable
         AttemptResult.Quarantined,
         AttemptResult.Abandoned,
         AttemptResult.Unanswered {
+
+  /**
+   * How an attempt ends whose claim was refused: someone holds the lease, or the item is not
+   * claimable (DONE, FAILED, CLOSED, QUARANTINED, or PENDING until a back-off ends). The one mapping
+   * for the worker loop and the lease API's claim-next. Any other answer is not a refusal: {@link
+   * Abandoned}, with the answer named.
+   */
+  static AttemptResult ofClaimAnswer(WorkItem.Reply reply, Instant now) {
+    if (reply instanceof WorkItem.LeaseHeld held) {
+      return new Held(held.leaseExpiresAt());
+    }
+    if (reply instanceof WorkItem.NotClaimable nc) {
+      return switch (nc.status()) {
+        case DONE -> new Done();
+        case FAILED -> new Failed(nc.reason() != null ? nc.reason() : "item already FAILED");
+        case CLOSED -> new Closed();
+        case QUARANTINED -> new Quarantined(nc.reason());
+        default -> new RetryAt(nc.retryAt() != null ? nc.retryAt() : now);
+      };
+    }
+    return new Abandoned("claim answered " + reply);
+  }
 
   /**
    * The item is DONE. Whether it took over a lease or reconciled an effect is in the item's

@@ -159,20 +159,8 @@ public final class ItemAttempt {
         case NONE -> planAndApply(0);
       };
     }
-    if (reply instanceof WorkItem.LeaseHeld held) {
-      return done(new AttemptResult.Held(held.leaseExpiresAt()));
-    }
-    if (reply instanceof WorkItem.NotClaimable nc) {
-      return done(
-          switch (nc.status()) {
-            case DONE -> new AttemptResult.Done();
-            case FAILED -> new AttemptResult.Failed("item already FAILED");
-            case CLOSED -> new AttemptResult.Closed();
-            case QUARANTINED -> new AttemptResult.Quarantined(nc.reason());
-            default ->
-                new AttemptResult.RetryAt(
-                    nc.retryAt() != null ? nc.retryAt() : ctx.clock().instant());
-          });
+    if (reply instanceof WorkItem.LeaseHeld || reply instanceof WorkItem.NotClaimable) {
+      return done(AttemptResult.ofClaimAnswer(reply, ctx.clock().instant()));
     }
     return done(unexpected(reply, "claim"));
   }

@@ -9,10 +9,11 @@ import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.receptionist.ServiceKey;
 
 /**
- * The work protocol between a run's dispatcher and the worker pools of every node (work pulling): a
- * pool asks a dispatcher for up to N items, gets one {@link WorkBatch} back, and reports how each
+ * The work protocol between a run's dispatchers (one per node) and the worker pools (work pulling):
+ * a pool asks a dispatcher for up to N items, gets one {@link WorkBatch} back, and reports how each
  * attempt ended with {@link Settled}. Dispatchers are found through the receptionist under {@link
- * #SERVICE_KEY}. Every message may cross the network between nodes.
+ * #SERVICE_KEY}. A pool works for its own node's dispatchers; a message crosses the network only
+ * when a pool steals from another node's dispatcher.
  */
 public final class WorkProtocol {
 
@@ -35,12 +36,23 @@ public final class WorkProtocol {
 
   /**
    * A pool asks for up to {@code max} items; it gets exactly one {@link WorkBatch} back, held until
-   * work is ready unless {@code answerNow} (the external lease API must not hang).
+   * work is ready unless {@code answerNow} (the external lease API must not hang). A {@code steal}
+   * is a pool's request to another node's dispatcher: answered at once, with what that node's own
+   * pool cannot take now (none, full, or leaving), so items stay on the node that hosts them.
    */
-  public record RequestWork(int max, boolean answerNow, ActorRef<WorkBatch> replyTo)
+  public record RequestWork(int max, boolean answerNow, boolean steal, ActorRef<WorkBatch> replyTo)
       implements ToDispatcher {
     public RequestWork(int max, ActorRef<WorkBatch> replyTo) {
-      this(max, false, replyTo);
+      this(max, false, false, replyTo);
+    }
+
+    public RequestWork(int max, boolean answerNow, ActorRef<WorkBatch> replyTo) {
+      this(max, answerNow, false, replyTo);
+    }
+
+    /** A steal: at once, and only what the dispatcher's own node cannot take. */
+    public static RequestWork steal(int max, ActorRef<WorkBatch> replyTo) {
+      return new RequestWork(max, true, true, replyTo);
     }
   }
 
@@ -73,8 +85,22 @@ public final class WorkProtocol {
     }
   }
 
-  /** The answer to a {@link RequestWork}; empty and {@code finished} when the run stopped. */
+  /**
+   * The answer to a {@link RequestWork}; empty and {@code finished} when the run stopped; empty and
+   * {@code dry} when the dispatcher has nothing to hand out for now (every item of its node's
+   * shards is done, in flight or waiting), so the pool may steal from other nodes' dispatchers.
+   */
   public record WorkBatch(
-      String runId, List<WorkOffer> offers, boolean finished, ActorRef<ToDispatcher> dispatcher)
-      implements CborSerializable {}
+      String runId,
+      List<WorkOffer> offers,
+      boolean finished,
+      ActorRef<ToDispatcher> dispatcher,
+      boolean dry)
+      implements CborSerializable {
+
+    public WorkBatch(
+        String runId, List<WorkOffer> offers, boolean finished, ActorRef<ToDispatcher> dispatcher) {
+      this(runId, offers, finished, dispatcher, false);
+    }
+  }
 }

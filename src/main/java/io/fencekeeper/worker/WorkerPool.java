@@ -1,7 +1,6 @@
 package io.fencekeeper.worker;
 
 import io.fencekeeper.CborSerializable;
-import io.fencekeeper.item.ItemId;
 import io.fencekeeper.provider.ProviderName;
 import io.fencekeeper.worker.WorkProtocol.PoolLeaving;
 import io.fencekeeper.worker.WorkProtocol.RequestWork;
@@ -13,13 +12,11 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Predicate;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
@@ -32,11 +29,14 @@ import org.apache.pekko.actor.typed.receptionist.ServiceKey;
 
 /**
  * The workers of one node: up to {@code capacity} attempts in flight, pulled from the dispatchers
- * of the running runs (wherever in the cluster they live). Work pulling keeps every node busy
- * without the dispatcher having to know how many workers exist. A pool told to {@link Leave} (its
- * node shuts down) takes no more work, says so to the dispatchers, and answers once its attempts
- * have ended: each hands its lease back at its next step with nothing in flight, so no item waits
- * out a lease for a node that left cleanly.
+ * of the running runs on this node, which hand out the items whose shards this node hosts, so an
+ * attempt's messages to its item stay on the node (docs/design.md, "Dispatch on every node"). When
+ * every local dispatcher is dry (its node's items are done, in flight or waiting), the pool steals
+ * from the other nodes' dispatchers: at once, only what their own pools cannot take, each asked
+ * less often while it has nothing to give. A pool told to {@link Leave} (its node shuts down) takes
+ * no more work, says so to the dispatchers, and answers once its attempts have ended: each hands
+ * its lease back at its next step with nothing in flight, so no item waits out a lease for a node
+ * that left cleanly.
  */
 public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
 
@@ -65,29 +65,26 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
   public record Leave(ActorRef<Done> replyTo) implements Command {}
 
   public static Behavior<Command> create(int capacity, String nodeName, ItemAttempt.Context ctx) {
-    return create(capacity, nodeName, Map.of(ProviderName.DEFAULT, ctx), item -> true);
+    return create(capacity, nodeName, Map.of(ProviderName.DEFAULT, ctx));
   }
 
-  /**
-   * {@code attempts}: one context per provider name; a work offer says which one to call. {@code
-   * reachable}: whether an item's node answers now (an attempt waiting on one that does not is not
-   * busy with the provider, and does not keep the pool from taking other work).
-   */
+  /** {@code attempts}: one context per provider name; a work offer says which one to call. */
   public static Behavior<Command> create(
-      int capacity,
-      String nodeName,
-      Map<String, ItemAttempt.Context> attempts,
-      Predicate<ItemId> reachable) {
+      int capacity, String nodeName, Map<String, ItemAttempt.Context> attempts) {
     return Behaviors.setup(
         context ->
             Behaviors.withTimers(
                 timers -> {
                   timers.startTimerWithFixedDelay(new Recount(), RECOUNT_EVERY);
-                  return new WorkerPool(context, capacity, nodeName, attempts, reachable);
+                  return new WorkerPool(context, capacity, nodeName, attempts);
                 }));
   }
 
+  /** How often a pool asks again a dispatcher that was dry, and looks for work to steal. */
   static final Duration RECOUNT_EVERY = Duration.ofMillis(500);
+
+  /** A dispatcher elsewhere that had nothing to give is asked at most this rarely. */
+  static final Duration STEAL_BACKOFF_MAX = Duration.ofSeconds(8);
 
   private final int capacity;
   private final String nodeName;
@@ -95,11 +92,11 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
   private final ActorRef<WorkBatch> batchAdapter;
   private final Map<ActorRef<ToDispatcher>, Integer> requested = new HashMap<>();
   private final AtomicLong workerIds = new AtomicLong();
-  private final Predicate<ItemId> reachable;
-  // the item of every attempt in flight, by worker id
-  private final Map<String, ItemId> running = new HashMap<>();
-  // attempts whose item's node stopped answering while they ran, by worker id (see waiting())
-  private final Set<String> waiting = new HashSet<>();
+  // local dispatchers that answered dry, until when they are not asked again
+  private final Map<ActorRef<ToDispatcher>, Long> dryUntil = new HashMap<>();
+  // dispatchers elsewhere: when each may be asked for a steal next, its back-off, and how many
+  // items an unanswered steal asked it for
+  private final Map<ActorRef<ToDispatcher>, long[]> stealAt = new HashMap<>();
   private int inFlight;
   // read by the attempts before every provider call, from other threads
   private final AtomicBoolean leaving = new AtomicBoolean();
@@ -110,11 +107,9 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
       ActorContext<Command> context,
       int capacity,
       String nodeName,
-      Map<String, ItemAttempt.Context> attempts,
-      Predicate<ItemId> reachable) {
+      Map<String, ItemAttempt.Context> attempts) {
     super(context);
     this.capacity = capacity;
-    this.reachable = reachable;
     this.nodeName = nodeName;
     this.attempts = Map.copyOf(attempts);
     this.clock =
@@ -181,8 +176,14 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
       return this;
     }
     requested.keySet().retainAll(changed.dispatchers());
+    dryUntil.keySet().retainAll(changed.dispatchers());
+    stealAt.keySet().retainAll(changed.dispatchers());
     for (ActorRef<ToDispatcher> dispatcher : changed.dispatchers()) {
-      requested.putIfAbsent(dispatcher, 0);
+      if (isLocal(dispatcher)) {
+        requested.putIfAbsent(dispatcher, 0);
+      } else {
+        stealAt.putIfAbsent(dispatcher, new long[] {0, RECOUNT_EVERY.toNanos(), 0});
+      }
     }
     requestWork();
     return this;
@@ -203,8 +204,14 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
     }
     if (batch.finished()) {
       requested.remove(dispatcher);
+      stealAt.remove(dispatcher);
     } else if (requested.containsKey(dispatcher)) {
       requested.put(dispatcher, 0);
+      if (batch.dry()) {
+        dryUntil.put(dispatcher, System.nanoTime() + RECOUNT_EVERY.toNanos());
+      }
+    } else {
+      stole(dispatcher, !batch.offers().isEmpty());
     }
     for (WorkOffer offer : batch.offers()) {
       start(dispatcher, offer);
@@ -233,7 +240,6 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
                       "no provider '" + offer.providerName() + "' on " + nodeName)));
       return;
     }
-    running.put(workerId, offer.itemId());
     ItemAttempt attempt =
         new ItemAttempt(
             provider, offer.itemId(), workerId, offer.lease(), offer.maxAttempts(), leaving::get);
@@ -252,59 +258,79 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
 
   private Behavior<Command> onAttemptFinished(AttemptFinished finished) {
     inFlight--;
-    running.remove(finished.workerId());
-    waiting.remove(finished.workerId());
+    dryUntil.remove(finished.dispatcher()); // something of it settled: it may have work again
     finished.dispatcher().tell(new Settled(finished.seq(), finished.result()));
     requestWork();
     answerLeaveWhenIdle();
     return this;
   }
 
-  /**
-   * Attempts waiting on an item whose node stopped answering (they finish when its shard answers
-   * from a new home, or when their lease ends): up to the capacity, they leave their worker to
-   * other items meanwhile. An attempt stays counted as waiting until it finishes: once the node is
-   * removed its shards are reachable again in principle, but the attempt is still retrying.
-   */
-  private int waitingOnUnreachable() {
-    running.forEach(
-        (workerId, item) -> {
-          if (!reachable.test(item)) {
-            waiting.add(workerId);
-          }
-        });
-    return Math.min(waiting.size(), capacity);
+  private boolean isLocal(ActorRef<?> dispatcher) {
+    return dispatcher.path().address().hasLocalScope();
   }
 
-  /** Asks each dispatcher without an open request for a share of the free capacity. */
+  /** A steal was answered: a dispatcher that gave nothing is asked less often, up to a limit. */
+  private void stole(ActorRef<ToDispatcher> dispatcher, boolean gotWork) {
+    long[] at = stealAt.get(dispatcher);
+    if (at == null) {
+      return;
+    }
+    long backoff = gotWork ? RECOUNT_EVERY.toNanos() : Math.min(at[1] * 2, STEAL_BACKOFF_MAX.toNanos());
+    at[1] = backoff;
+    at[0] = System.nanoTime() + backoff;
+    at[2] = 0;
+  }
+
+  /**
+   * Asks each local dispatcher without an open request for a share of the free capacity; when
+   * every local dispatcher is dry, steals what is free from the others that are due.
+   */
   private void requestWork() {
     if (leaving.get()) {
       return;
     }
     int outstanding = requested.values().stream().mapToInt(Integer::intValue).sum();
-    int free = capacity - (inFlight - waitingOnUnreachable()) - outstanding;
+    long stealing = stealAt.values().stream().mapToLong(at -> at[2]).sum();
+    int free = (int) (capacity - inFlight - outstanding - stealing);
     if (free <= 0) {
       return;
     }
+    long now = System.nanoTime();
+    dryUntil.values().removeIf(until -> until <= now);
     List<ActorRef<ToDispatcher>> idle = new ArrayList<>();
     requested.forEach(
         (dispatcher, open) -> {
-          if (open == 0) {
+          if (open == 0 && !dryUntil.containsKey(dispatcher)) {
             idle.add(dispatcher);
           }
         });
-    if (idle.isEmpty()) {
+    if (!idle.isEmpty()) {
+      int share = Math.max(1, free / idle.size());
+      for (ActorRef<ToDispatcher> dispatcher : idle) {
+        if (free <= 0) {
+          break;
+        }
+        int ask = Math.min(share, free);
+        requested.put(dispatcher, ask);
+        free -= ask;
+        dispatcher.tell(new RequestWork(ask, batchAdapter));
+      }
       return;
     }
-    int share = Math.max(1, free / idle.size());
-    for (ActorRef<ToDispatcher> dispatcher : idle) {
+    if (outstanding > 0) {
+      return; // a local dispatcher holds a request: its items come first
+    }
+    for (var entry : stealAt.entrySet()) {
       if (free <= 0) {
         break;
       }
-      int ask = Math.min(share, free);
-      requested.put(dispatcher, ask);
-      free -= ask;
-      dispatcher.tell(new RequestWork(ask, batchAdapter));
+      long[] at = entry.getValue();
+      if (at[0] <= now && at[2] == 0) {
+        at[0] = now + STEAL_BACKOFF_MAX.toNanos(); // until it answers
+        at[2] = free;
+        entry.getKey().tell(RequestWork.steal(free, batchAdapter));
+        free = 0; // one steal at a time: the next recount asks the next one
+      }
     }
   }
 }

@@ -3,21 +3,19 @@ package io.fencekeeper.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.fencekeeper.dispatch.ScopeRows;
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemId;
-import io.fencekeeper.item.ItemShards;
 import io.fencekeeper.item.ItemView;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.item.WorkItem.EffectOutcome;
 import io.fencekeeper.item.WorkItem.Reply;
 import io.fencekeeper.journal.JournalDatabase;
 import io.fencekeeper.node.FencekeeperNode;
-import io.fencekeeper.run.governor.GovernorSettings;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.run.scope.Scope;
 import io.fencekeeper.testing.TestDatabases;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
@@ -44,9 +42,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * When a run stops, every item the dispatcher had not seen settled is closed, so no worker still
- * holding one can complete it; items already DONE, FAILED or CLOSED are left alone; an item that
- * does not answer is asked again until it is closed; and only then is the sweep finished.
+ * When a run stops, every item run_item does not show DONE, FAILED or CLOSED is closed, so no
+ * worker still holding one can complete it; items already settled are left alone; an item that does
+ * not answer is asked again until it is closed; each answer is written to run_item, where the final
+ * count is read; and only then is the sweep finished.
  */
 class CloseSweepTest {
 
@@ -119,99 +118,91 @@ class CloseSweepTest {
 
   @Test
   void closesExactlyTheItemsOpenAtTheStopRetryingOneThatDoesNotAnswerThenFinishes() {
-    StatusBoard board = new StatusBoard(ITEMS);
+    List<ScopeRows.StatusWrite> cached = new ArrayList<>();
     Set<Integer> open = new TreeSet<>();
     for (int seq = 0; seq < ITEMS; seq++) {
       if (seq % 5 == 0) {
-        board.settle(seq, StatusBoard.DONE);
+        cached.add(new ScopeRows.StatusWrite(seq, ScopeRows.DONE));
       } else if (seq % 7 == 0) {
-        board.settle(seq, StatusBoard.FAILED);
+        cached.add(new ScopeRows.StatusWrite(seq, ScopeRows.FAILED));
       } else if (seq % 11 == 0) {
-        board.settle(seq, StatusBoard.CLOSED);
+        cached.add(new ScopeRows.StatusWrite(seq, ScopeRows.CLOSED));
       } else {
-        // offered to a pool, parked for a retry, or never handed out: all still open
-        board.mark(
-            seq,
-            seq % 3 == 0
-                ? StatusBoard.OFFERED
-                : seq % 3 == 1 ? StatusBoard.WAITING : StatusBoard.READY);
-        open.add(seq);
+        open.add(seq); // in flight, waiting, or never handed out: not terminal in run_item
       }
     }
+    store.markStatuses("scope-sweep", cached);
     int stubborn = 101; // in the second page, with closed neighbours after it
     assertTrue(open.contains(stubborn));
     items.failFirst(itemAt(stubborn), 2);
 
-    TestProbe<RunDispatcher.Command> dispatcher = testKit.createTestProbe();
-    testKit.spawn(
-        CloseSweep.create(run, board.snapshot(), "deadline: passed", deps(), dispatcher.ref()));
+    TestProbe<RunCoordinator.Command> coordinator = testKit.createTestProbe();
+    testKit.spawn(CloseSweep.create(run, "deadline: passed", deps(), coordinator.ref()));
 
-    Map<Integer, WorkItem.Status> settled = new TreeMap<>();
-    RunDispatcher.Command message = dispatcher.receiveMessage(PATIENCE);
-    while (message instanceof RunDispatcher.ItemSettledBySweep answer) {
-      settled.put(answer.seq(), answer.status());
-      message = dispatcher.receiveMessage(PATIENCE);
+    coordinator.expectMessage(PATIENCE, new RunCoordinator.SweepFinished(run.runId(), 0));
+    Map<Integer, Short> statuses = statuses();
+    for (int seq : open) {
+      assertEquals(ScopeRows.CLOSED, statuses.get(seq), "item " + seq + " closed, in run_item");
     }
-
-    assertEquals(new RunDispatcher.SweepFinished(), message);
-    assertEquals(open, settled.keySet(), "every open item, and only those, reported closed");
-    assertTrue(
-        settled.values().stream().allMatch(s -> s == WorkItem.Status.CLOSED), settled::toString);
     assertEquals(3, items.closeCalls(itemAt(stubborn)), "asked until it answered");
     assertEquals(
         open.stream().map(this::itemAt).collect(Collectors.toSet()),
         Set.copyOf(items.closedItems()),
         "no DONE, FAILED or CLOSED item was asked to close");
     assertEquals(Set.of("deadline: passed"), items.reasons());
+    long done = cached.stream().filter(w -> w.status() == ScopeRows.DONE).count();
+    long failed = cached.stream().filter(w -> w.status() == ScopeRows.FAILED).count();
+    assertEquals(
+        Map.of(ScopeRows.DONE, done, ScopeRows.FAILED, failed, ScopeRows.CLOSED, ITEMS - done - failed),
+        store.statusCounts("scope-sweep"),
+        "the final count reads each item once");
   }
 
   @Test
-  void anItemThatTurnsOutDoneIsReportedDone() {
-    StatusBoard board = new StatusBoard(ITEMS);
-    board.mark(42, StatusBoard.OFFERED);
+  void anItemThatTurnsOutDoneIsCountedDone() {
+    List<ScopeRows.StatusWrite> cached = new ArrayList<>();
     for (int seq = 0; seq < ITEMS; seq++) {
       if (seq != 42) {
-        board.settle(seq, StatusBoard.DONE);
+        cached.add(new ScopeRows.StatusWrite(seq, ScopeRows.DONE));
       }
     }
+    store.markStatuses("scope-sweep", cached);
     items.answerDone(itemAt(42));
 
-    TestProbe<RunDispatcher.Command> dispatcher = testKit.createTestProbe();
-    testKit.spawn(CloseSweep.create(run, board.snapshot(), "cancelled", deps(), dispatcher.ref()));
+    TestProbe<RunCoordinator.Command> coordinator = testKit.createTestProbe();
+    testKit.spawn(CloseSweep.create(run, "cancelled", deps(), coordinator.ref()));
 
-    dispatcher.expectMessage(
-        PATIENCE, new RunDispatcher.ItemSettledBySweep(42, WorkItem.Status.DONE));
-    dispatcher.expectMessage(PATIENCE, new RunDispatcher.SweepFinished());
+    coordinator.expectMessage(PATIENCE, new RunCoordinator.SweepFinished(run.runId(), 0));
+    assertEquals(ScopeRows.DONE, statuses().get(42));
+    assertEquals(List.of(itemAt(42)), items.closedItems());
   }
 
   @Test
   void aRunWithNothingOpenFinishesWithoutClosingAnything() {
-    StatusBoard board = new StatusBoard(ITEMS);
+    List<ScopeRows.StatusWrite> cached = new ArrayList<>();
     for (int seq = 0; seq < ITEMS; seq++) {
-      board.settle(seq, seq % 2 == 0 ? StatusBoard.DONE : StatusBoard.FAILED);
+      cached.add(new ScopeRows.StatusWrite(seq, seq % 2 == 0 ? ScopeRows.DONE : ScopeRows.FAILED));
     }
+    store.markStatuses("scope-sweep", cached);
 
-    TestProbe<RunDispatcher.Command> dispatcher = testKit.createTestProbe();
-    testKit.spawn(CloseSweep.create(run, board.snapshot(), "cancelled", deps(), dispatcher.ref()));
+    TestProbe<RunCoordinator.Command> coordinator = testKit.createTestProbe();
+    testKit.spawn(CloseSweep.create(run, "cancelled", deps(), coordinator.ref()));
 
-    dispatcher.expectMessage(PATIENCE, new RunDispatcher.SweepFinished());
+    coordinator.expectMessage(PATIENCE, new RunCoordinator.SweepFinished(run.runId(), 0));
     assertEquals(List.of(), items.closedItems());
+  }
+
+  Map<Integer, Short> statuses() {
+    return store.page("scope-sweep", 0, ITEMS).stream()
+        .collect(Collectors.toMap(ScopeRows.Row::seq, ScopeRows.Row::status));
   }
 
   ItemId itemAt(int seq) {
     return run.itemId("acct-" + seq, "c1");
   }
 
-  RunDispatcher.Dependencies deps() {
-    return new RunDispatcher.Dependencies(
-        Clock.systemUTC(),
-        store,
-        items,
-        new ItemShards(100, Clock.systemUTC()),
-        blocking,
-        Duration.ofSeconds(30),
-        Duration.ofSeconds(5),
-        GovernorSettings.defaults());
+  CloseSweep.Dependencies deps() {
+    return new CloseSweep.Dependencies(store, items, blocking);
   }
 
   /**

@@ -1,4 +1,4 @@
-package io.fencekeeper.run;
+package io.fencekeeper.dispatch;
 
 import java.util.function.Consumer;
 import org.apache.pekko.actor.typed.Behavior;
@@ -6,9 +6,9 @@ import org.apache.pekko.actor.typed.BehaviorInterceptor;
 import org.apache.pekko.actor.typed.TypedActorContext;
 
 /**
- * Tells someone why an actor failed, then lets it fail: the coordinator learns the cause of a
- * dispatcher's failure this way (a death watch says only that it stopped), and puts it in the run
- * view when the run ends FAILED for it.
+ * Tells someone why an actor failed, then lets it fail: a node's agent learns the cause of a
+ * dispatcher's failure this way (a death watch says only that it stopped), and the coordinator
+ * puts it in the run view when the run ends FAILED for it.
  */
 final class CrashReport<T> extends BehaviorInterceptor<T, T> {
 

@@ -1,4 +1,4 @@
-package io.fencekeeper.run;
+package io.fencekeeper.dispatch;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -31,7 +31,7 @@ final class StatusBoard {
   private long failed;
   private long closed;
   private long quarantined;
-  private final List<RunItemStore.StatusWrite> unwritten = new ArrayList<>();
+  private final List<ScopeRows.StatusWrite> unwritten = new ArrayList<>();
 
   StatusBoard(int size) {
     this.status = new byte[size];
@@ -64,9 +64,21 @@ final class StatusBoard {
 
   /**
    * Records that an item ended DONE, FAILED or CLOSED. DONE never changes; FAILED only becomes DONE
-   * (a later report of the item's truth). Returns whether anything changed.
+   * (a later report of the item's truth). Returns whether anything changed. The status is written
+   * to {@code run_item} with the next batch.
    */
   boolean settle(int seq, byte terminal) {
+    return settle(seq, terminal, true);
+  }
+
+  /**
+   * As {@link #settle(int, byte)}, for a status read from {@code run_item}: nothing to write back.
+   */
+  boolean settleCached(int seq, byte terminal) {
+    return settle(seq, terminal, false);
+  }
+
+  private boolean settle(int seq, byte terminal, boolean write) {
     if (terminal != DONE && terminal != FAILED && terminal != CLOSED) {
       throw new IllegalArgumentException("not a terminal status: " + terminal);
     }
@@ -87,7 +99,9 @@ final class StatusBoard {
       case FAILED -> failed++;
       default -> closed++;
     }
-    unwritten.add(new RunItemStore.StatusWrite(seq, terminal));
+    if (write) {
+      unwritten.add(new ScopeRows.StatusWrite(seq, terminal));
+    }
     return true;
   }
 
@@ -114,14 +128,17 @@ final class StatusBoard {
   }
 
   /** The terminal statuses not yet written to {@code run_item}, oldest first. */
-  List<RunItemStore.StatusWrite> drainWrites() {
-    List<RunItemStore.StatusWrite> batch = List.copyOf(unwritten);
+  List<ScopeRows.StatusWrite> drainWrites() {
+    if (unwritten.isEmpty()) {
+      return List.of();
+    }
+    List<ScopeRows.StatusWrite> batch = List.copyOf(unwritten);
     unwritten.clear();
     return batch;
   }
 
-  /** A copy for the close sweep, which runs as its own actor. */
-  byte[] snapshot() {
-    return status.clone();
+  /** A batch whose write failed goes back ahead of the newer ones, to be written again. */
+  void unwritten(List<ScopeRows.StatusWrite> batch) {
+    unwritten.addAll(0, batch);
   }
 }

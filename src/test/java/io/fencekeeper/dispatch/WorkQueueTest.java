@@ -1,4 +1,4 @@
-package io.fencekeeper.run;
+package io.fencekeeper.dispatch;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -8,10 +8,8 @@ import io.fencekeeper.item.ItemId;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
-import java.util.Set;
 import org.apache.pekko.actor.Address;
 import org.junit.jupiter.api.Test;
 
@@ -28,7 +26,7 @@ class WorkQueueTest {
 
   static WorkQueue.Ref ref(int seq) {
     return new WorkQueue.Ref(
-        seq, ItemId.of("nightly", LocalDate.parse("2026-11-29"), "a" + seq, "c"));
+        seq, ItemId.of("nightly", LocalDate.parse("2026-11-29"), "a" + seq, "c"), seq % 2);
   }
 
   static List<Integer> seqs(List<WorkQueue.Ref> refs) {
@@ -37,9 +35,9 @@ class WorkQueueTest {
 
   static final Address POOL = new Address("pekko", "fencekeeper", "10.0.0.1", 25520);
 
-  /** Offers to a pool on {@link #POOL}, every shard reachable. */
+  /** Offers to a pool on {@link #POOL}. */
   List<WorkQueue.Ref> take(int max, Instant now) {
-    return queue.take(max, now, POOL, ref -> true);
+    return queue.take(max, now, POOL);
   }
 
   void readyAll(int... seqs) {
@@ -237,48 +235,25 @@ class WorkQueueTest {
   }
 
   @Test
-  void itemsOnShardsThatCannotAnswerArePutAsideAndQueueAgainWhenTheyCan() {
-    readyAll(0, 1, 2, 3);
-    Set<Integer> down = new HashSet<>(Set.of(1, 2));
+  void itemsOfAShardThatLeftThisNodeLeaveTheQueueButTheirOffersStay() {
+    readyAll(0, 1, 2, 3, 4, 5); // even seqs in shard 0, odd ones in shard 1
+    take(2, T); // 0 and 1 offered
+    queue.park(ref(3), T.plusSeconds(5));
 
-    assertEquals(List.of(0, 3), seqs(queue.take(10, T, POOL, ref -> !down.contains(ref.seq()))));
-    assertEquals(2, queue.blockedCount());
-    assertEquals(StatusBoard.WAITING, board.get(1));
-    readyAll(4);
+    int dropped = queue.dropShards(shard -> shard == 0);
 
-    down.remove(2);
-    assertEquals(1, queue.releaseReachable(ref -> !down.contains(ref.seq())));
-    assertEquals(List.of(4, 2), seqs(take(10, T)), "behind the items that were ready");
-    board.settle(1, StatusBoard.DONE); // its old attempt reported after all
-    assertEquals(0, queue.releaseReachable(ref -> true));
-    assertEquals(0, queue.blockedCount());
-  }
-
-  @Test
-  void aGonePoolsItemPutAsideForItsShardStillGoesFirstWhenItCan() {
-    Address gone = new Address("pekko", "fencekeeper", "10.0.0.3", 25520);
-    readyAll(0, 1);
-    queue.take(1, T, gone, ref -> true); // 0 offered to the gone member's pool
-    queue.expireOffersTo(gone::equals);
-    Set<Integer> down = new HashSet<>(Set.of(0, 2));
-    readyAll(2, 3);
-
-    assertEquals(List.of(1, 3), seqs(queue.take(10, T, POOL, ref -> !down.contains(ref.seq()))));
-    readyAll(4, 5);
-    down.clear();
-
-    assertEquals(2, queue.releaseReachable(ref -> true));
-    assertEquals(
-        List.of(0, 4, 5, 2),
-        seqs(take(10, T)),
-        "its takeover is due: ahead of the others; an item never handed out queues behind");
+    assertEquals(3, dropped, "ready 5 and parked 3 of shard 1 go; the offer of 1 stays");
+    assertEquals(StatusBoard.READY, board.get(3), "paged anew if its shard comes back");
+    assertEquals(2, queue.inFlight());
+    queue.releaseDue(T.plusSeconds(10));
+    assertEquals(List.of(2, 4), seqs(take(10, T)));
   }
 
   @Test
   void offersToAPoolOnAGoneMemberGoFirstAtOnce() {
     Address gone = new Address("pekko", "fencekeeper", "10.0.0.3", 25520);
     readyAll(0, 1, 2);
-    queue.take(2, T, gone, ref -> true);
+    queue.take(2, T, gone);
     take(1, T);
     readyAll(3);
 
@@ -286,31 +261,5 @@ class WorkQueueTest {
 
     assertEquals(1, queue.inFlight(), "the offer to the live pool stays");
     assertEquals(List.of(0, 1, 3), seqs(take(10, T)));
-  }
-
-  @Test
-  void onlyOffersWhoseItemCanBeReachedCountAsWorkInFlight() {
-    readyAll(0, 1, 2);
-    take(3, T);
-    assertEquals(2, queue.inFlight(ref -> ref.seq() != 1));
-    assertEquals(3, queue.inFlight());
-  }
-
-  @Test
-  void anOfferThatWaitedOnAnUnreachableNodeCountsNoMoreUntilItSettles() {
-    readyAll(0, 1, 2);
-    take(3, T);
-    assertEquals(2, queue.inFlight(ref -> ref.seq() != 1));
-
-    // its node was removed: its shard looks reachable again, but the worker is still retrying
-    assertEquals(2, queue.inFlight(ref -> true));
-
-    queue.settle(1);
-    assertEquals(2, queue.inFlight(ref -> true));
-    readyAll(1);
-    take(1, T);
-    assertEquals(3, queue.inFlight(ref -> true), "offered again, it counts again");
-    queue.expireOffersBefore(T.plusSeconds(1));
-    assertEquals(0, queue.inFlight(ref -> true));
   }
 }

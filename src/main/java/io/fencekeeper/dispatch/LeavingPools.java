@@ -1,4 +1,4 @@
-package io.fencekeeper.run;
+package io.fencekeeper.dispatch;
 
 import io.fencekeeper.worker.WorkProtocol.WorkBatch;
 import java.util.HashSet;

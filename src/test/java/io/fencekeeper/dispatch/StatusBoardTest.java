@@ -1,4 +1,4 @@
-package io.fencekeeper.run;
+package io.fencekeeper.dispatch;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -66,7 +66,7 @@ class StatusBoardTest {
     assertFalse(board.isOpen(0));
     assertEquals(1, board.closed(), "a rejected settle leaves the counts alone");
     assertEquals(
-        List.of(new RunItemStore.StatusWrite(0, RunItemStore.CLOSED)),
+        List.of(new ScopeRows.StatusWrite(0, ScopeRows.CLOSED)),
         board.drainWrites(),
         "a rejected settle writes nothing");
   }
@@ -174,30 +174,34 @@ class StatusBoardTest {
 
     assertEquals(
         List.of(
-            new RunItemStore.StatusWrite(2, RunItemStore.FAILED),
-            new RunItemStore.StatusWrite(0, RunItemStore.DONE),
-            new RunItemStore.StatusWrite(2, RunItemStore.DONE)),
+            new ScopeRows.StatusWrite(2, ScopeRows.FAILED),
+            new ScopeRows.StatusWrite(0, ScopeRows.DONE),
+            new ScopeRows.StatusWrite(2, ScopeRows.DONE)),
         board.drainWrites());
     assertEquals(List.of(), board.drainWrites());
 
     board.settle(1, StatusBoard.CLOSED);
 
     assertEquals(
-        List.of(new RunItemStore.StatusWrite(1, RunItemStore.CLOSED)), board.drainWrites());
+        List.of(new ScopeRows.StatusWrite(1, ScopeRows.CLOSED)), board.drainWrites());
   }
 
   @Test
-  void snapshotIsACopyThatLaterChangesDoNotTouch() {
+  void aStatusReadFromTheCacheIsNotWrittenBackAndAFailedWriteIsTriedAgainFirst() {
     StatusBoard board = new StatusBoard(3);
-    board.settle(0, StatusBoard.DONE);
-    byte[] snapshot = board.snapshot();
+    assertTrue(board.settleCached(0, StatusBoard.DONE));
+    assertEquals(1, board.done());
+    assertEquals(List.of(), board.drainWrites(), "it came from run_item");
 
-    board.settle(1, StatusBoard.CLOSED);
-    board.mark(2, StatusBoard.OFFERED);
-    snapshot[0] = StatusBoard.READY;
+    board.settle(1, StatusBoard.FAILED);
+    List<ScopeRows.StatusWrite> failedWrite = board.drainWrites();
+    board.settle(2, StatusBoard.CLOSED);
+    board.unwritten(failedWrite);
 
-    assertEquals(StatusBoard.READY, snapshot[1], "settled after the snapshot was taken");
-    assertEquals(StatusBoard.READY, snapshot[2], "offered after the snapshot was taken");
-    assertEquals(StatusBoard.DONE, board.get(0), "writing to the snapshot leaves the board alone");
+    assertEquals(
+        List.of(
+            new ScopeRows.StatusWrite(1, ScopeRows.FAILED),
+            new ScopeRows.StatusWrite(2, ScopeRows.CLOSED)),
+        board.drainWrites());
   }
 }

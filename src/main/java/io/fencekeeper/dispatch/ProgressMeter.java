@@ -1,4 +1,4 @@
-package io.fencekeeper.run;
+package io.fencekeeper.dispatch;
 
 import java.time.Instant;
 import java.util.ArrayDeque;

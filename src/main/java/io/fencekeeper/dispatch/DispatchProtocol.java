@@ -1,0 +1,86 @@
+package io.fencekeeper.dispatch;
+
+import io.fencekeeper.CborSerializable;
+import java.util.List;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.receptionist.ServiceKey;
+
+/**
+ * What the run coordinator and each node's {@link DispatchAgent} say to each other
+ * (docs/design.md, "Dispatch on every node"): the coordinator hands every node the runs to dispatch
+ * with the node's slice of each run's cap; each node reports once a second what it dispatched, per
+ * shard it hosts. Nothing here is per item: a run of a million items costs these two messages per
+ * node and second.
+ */
+public final class DispatchProtocol {
+
+  private DispatchProtocol() {}
+
+  /** What a node's agent accepts from the coordinator. */
+  public interface ToAgent extends CborSerializable {}
+
+  /** Every node that hosts item shards runs an agent; the coordinator subscribes to the listing. */
+  public static final ServiceKey<ToAgent> AGENT_KEY = ServiceKey.create(ToAgent.class, "dispatch-agent");
+
+  /**
+   * Every run the node dispatches now, with its slice; a run not listed is not (or no longer)
+   * dispatched. Sent when something changes and at least every second. {@code reportTo}: where the
+   * node's reports go (the coordinator, wherever it lives now).
+   */
+  public record Assignments(List<Assignment> runs, ActorRef<NodeReport> reportTo)
+      implements ToAgent {}
+
+  /**
+   * One run for one node: at most {@code slice} of its items in flight from this node's dispatcher
+   * (the slices of all nodes add up to at most the run's cap); {@code stopping}: hand nothing more
+   * out, the coordinator closes what is open.
+   */
+  public record Assignment(RunWork run, int slice, boolean stopping) implements CborSerializable {}
+
+  /**
+   * One node's word, once a second: its agent, its workers, the item shards it hosts, what each of
+   * its dispatchers did, and how often each run's dispatcher failed here.
+   */
+  public record NodeReport(
+      ActorRef<ToAgent> agent,
+      int workers,
+      List<Integer> hostedShards,
+      List<RunReport> runs,
+      List<DispatchFailure> failures)
+      implements CborSerializable {}
+
+  /**
+   * A run's dispatcher on this node failed {@code count} times (it is started again each time);
+   * {@code cause}: the last failure in one line.
+   */
+  public record DispatchFailure(String runId, int resumes, int count, String cause)
+      implements CborSerializable {}
+
+  /**
+   * What one node's dispatcher of a run reports: the slice it applies, its items in flight, how many
+   * more it could put in flight now ({@code demand}), its completion rate, the age of its oldest
+   * waiting item, whether every hosted shard is paged in ({@code allPaged}), and the tally of each
+   * hosted shard. The statuses behind the tallies are written to {@code run_item} before the report
+   * is sent.
+   */
+  public record RunReport(
+      String runId,
+      int resumes,
+      int slice,
+      int inFlight,
+      int demand,
+      double itemsPerSecond,
+      double backlogAgeSeconds,
+      boolean allPaged,
+      List<ShardTally> shards)
+      implements CborSerializable {}
+
+  /** How many of a run's items in one shard are DONE, FAILED, CLOSED and QUARANTINED. */
+  public record ShardTally(int shard, long done, long failed, long closed, long quarantined)
+      implements CborSerializable {
+
+    public long settled() {
+      return done + failed;
+    }
+  }
+}

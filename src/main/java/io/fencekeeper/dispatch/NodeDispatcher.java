@@ -1,0 +1,624 @@
+package io.fencekeeper.dispatch;
+
+import io.fencekeeper.item.ItemGateway;
+import io.fencekeeper.item.ItemShards;
+import io.fencekeeper.item.WorkItem;
+import io.fencekeeper.worker.AttemptResult;
+import io.fencekeeper.worker.WorkProtocol;
+import io.fencekeeper.worker.WorkProtocol.PoolLeaving;
+import io.fencekeeper.worker.WorkProtocol.RequestWork;
+import io.fencekeeper.worker.WorkProtocol.Settled;
+import io.fencekeeper.worker.WorkProtocol.ToDispatcher;
+import io.fencekeeper.worker.WorkProtocol.WorkBatch;
+import io.fencekeeper.worker.WorkProtocol.WorkOffer;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import org.apache.pekko.actor.Address;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.Receive;
+import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
+import org.apache.pekko.actor.typed.receptionist.Receptionist;
+import org.apache.pekko.cluster.typed.Cluster;
+
+/**
+ * Dispatches one run's items on one node: the items of the shards this node hosts, to this node's
+ * worker pool, at most {@code slice} in flight (docs/design.md, "Dispatch on every node"). Item
+ * identities are paged from {@code run_item} shard by shard, never held all at once; terminal
+ * statuses go back to {@code run_item} in batches, and a tally per shard goes to the node's {@link
+ * DispatchAgent} once a second. Pools elsewhere may take what this node's own pool cannot (a
+ * steal: this node has no pool, or its pool is full or leaving). It wires its parts: {@link
+ * StatusBoard}, {@link WorkQueue}, {@link ShardPaging}, {@link ShardTallies}, {@link
+ * QuarantinedItems}, {@link ProgressMeter}.
+ */
+public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
+
+  static final int PAGE = 1000;
+  static final int LOW_WATER = 500;
+  static final Duration TICK = Duration.ofMillis(250);
+
+  /** Reports (and status writes) every this many ticks: once a second. */
+  static final int REPORT_EVERY_TICKS = 4;
+
+  /**
+   * How long an item whose claim went unanswered waits: its shard is moving, or this node is
+   * overloaded; the claim tells the truth when it is offered again.
+   */
+  static final Duration UNANSWERED_WAIT = Duration.ofSeconds(5);
+
+  /** The dispatcher's own messages; pools speak {@link WorkProtocol}. */
+  public sealed interface Command extends ToDispatcher {}
+
+  /** From the agent: this node's slice of the run's cap, and whether the run is stopping. */
+  record Assigned(int slice, boolean stopping) implements Command {}
+
+  /** From the agent: the item shards this node hosts now (null: not read yet). */
+  record Hosted(Set<Integer> shards) implements Command {}
+
+  private record Tick() implements Command {}
+
+  private record PageLoaded(int shard, List<ScopeRows.Row> rows) implements Command {}
+
+  private record PageFailed(String error) implements Command {}
+
+  private record Reopened(WorkQueue.Ref ref, WorkItem.Reply reply) implements Command {}
+
+  /** A quarantined item's answer to the periodic look-up; null when it did not answer. */
+  private record QuarantineLookedUp(WorkQueue.Ref ref, WorkItem.Reply reply) implements Command {}
+
+  private record Written(List<ScopeRows.StatusWrite> batch, boolean ok) implements Command {}
+
+  /**
+   * What a node's dispatchers need from it; {@code workers}: this node's pool size (0: no pool, only
+   * other nodes' pools and the lease API take its items).
+   */
+  public record Dependencies(
+      Clock clock,
+      ScopeRows rows,
+      ItemGateway items,
+      ItemShards shards,
+      Executor blocking,
+      Duration lease,
+      Duration offerGrace,
+      int workers) {}
+
+  static Behavior<ToDispatcher> create(
+      RunWork run,
+      DispatchProtocol.Assignment first,
+      Set<Integer> hosted,
+      Dependencies deps,
+      ActorRef<DispatchProtocol.RunReport> reportTo) {
+    return Behaviors.setup(
+        ctx ->
+            Behaviors.withTimers(
+                timers -> new NodeDispatcher(ctx, timers, run, first, hosted, deps, reportTo)));
+  }
+
+  private final RunWork run;
+  private final Dependencies deps;
+  private final ActorRef<DispatchProtocol.RunReport> reportTo;
+  private final Instant startedAt;
+  private final Address self;
+
+  private final StatusBoard board;
+  private final WorkQueue queue;
+  private final ShardPaging paging = new ShardPaging();
+  private final ShardTallies tallies;
+  private final QuarantinedItems quarantined;
+  private final ProgressMeter meter = new ProgressMeter();
+  private final ArrayDeque<RequestWork> demand = new ArrayDeque<>();
+  private final LeavingPools leavingPools;
+
+  private Set<Integer> hosted;
+  private int slice;
+  private boolean stopping;
+  private boolean loading;
+  private boolean writing;
+  private boolean registered = true;
+  private long ticks;
+  private long lastLocalRequestNanos = Long.MIN_VALUE / 2;
+
+  private NodeDispatcher(
+      ActorContext<ToDispatcher> ctx,
+      TimerScheduler<ToDispatcher> timers,
+      RunWork run,
+      DispatchProtocol.Assignment first,
+      Set<Integer> hosted,
+      Dependencies deps,
+      ActorRef<DispatchProtocol.RunReport> reportTo) {
+    super(ctx);
+    this.run = run;
+    this.deps = deps;
+    this.reportTo = reportTo;
+    this.startedAt = deps.clock().instant();
+    int items = Math.toIntExact(run.itemCount());
+    this.board = new StatusBoard(items);
+    this.queue = new WorkQueue(board);
+    this.tallies = new ShardTallies(items);
+    this.quarantined = new QuarantinedItems(board);
+    this.self = Cluster.get(ctx.getSystem()).selfMember().address();
+    this.leavingPools = new LeavingPools(Cluster.get(ctx.getSystem()));
+    this.slice = first.slice();
+    var receptionist = ctx.getSystem().receptionist();
+    receptionist.tell(Receptionist.register(WorkProtocol.SERVICE_KEY, ctx.getSelf()));
+    receptionist.tell(Receptionist.register(WorkProtocol.serviceKeyOf(run.runId()), ctx.getSelf()));
+    timers.startTimerWithFixedDelay(new Tick(), TICK);
+    onHosted(new Hosted(hosted));
+    if (first.stopping()) {
+      beginStop();
+    }
+  }
+
+  @Override
+  public Receive<ToDispatcher> createReceive() {
+    return newReceiveBuilder()
+        .onMessage(RequestWork.class, this::onRequestWork)
+        .onMessage(Settled.class, this::onSettled)
+        .onMessage(PoolLeaving.class, this::onPoolLeaving)
+        .onMessage(Assigned.class, this::onAssigned)
+        .onMessage(Hosted.class, this::onHosted)
+        .onMessage(PageLoaded.class, this::onPageLoaded)
+        .onMessage(PageFailed.class, this::onPageFailed)
+        .onMessage(Reopened.class, this::onReopened)
+        .onMessage(QuarantineLookedUp.class, this::onQuarantineLookedUp)
+        .onMessage(Written.class, this::onWritten)
+        .onMessage(Tick.class, this::onTick)
+        .build();
+  }
+
+  // --- what the coordinator and the node say -----------------------------------------------------
+
+  private Behavior<ToDispatcher> onAssigned(Assigned assigned) {
+    slice = assigned.slice();
+    if (assigned.stopping() && !stopping) {
+      beginStop();
+    }
+    serveDemand();
+    return this;
+  }
+
+  /**
+   * Shards that left this node leave the queue (their new host dispatches them); shards that
+   * arrived are paged in.
+   */
+  private Behavior<ToDispatcher> onHosted(Hosted now) {
+    if (now.shards() == null) {
+      return this; // not read yet
+    }
+    hosted = Set.copyOf(now.shards());
+    paging.hosted(hosted);
+    queue.dropShards(hosted::contains);
+    loadMore();
+    serveDemand();
+    return this;
+  }
+
+  // --- handing out work --------------------------------------------------------------------------
+
+  private Behavior<ToDispatcher> onRequestWork(RequestWork request) {
+    if (stopping) {
+      request.replyTo().tell(batch(List.of(), true));
+      return this;
+    }
+    Address member = memberOf(request.replyTo());
+    if (leavingPools.contains(request.replyTo(), member)) {
+      request.replyTo().tell(batch(List.of(), false));
+      return this;
+    }
+    if (request.steal()) {
+      // another node's pool: only what this node's own pool cannot take now
+      List<WorkOffer> offers = localPoolActive() ? List.of() : offers(request.max(), member);
+      request.replyTo().tell(batch(offers, false));
+      return this;
+    }
+    if (member.equals(self)) {
+      lastLocalRequestNanos = System.nanoTime();
+      if (!request.answerNow() && dry()) {
+        // nothing here for now: the pool may steal meanwhile, and asks again soon
+        request.replyTo().tell(new WorkBatch(run.runId(), List.of(), false, getContext().getSelf(), true));
+        return this;
+      }
+    }
+    demand.add(request);
+    serveDemand();
+    if (request.answerNow() && demand.remove(request)) {
+      request.replyTo().tell(batch(List.of(), false));
+    }
+    return this;
+  }
+
+  /**
+   * Nothing to hand out for now and nothing more to page in: every item of the shards this node
+   * hosts is settled, in flight or waiting for a time. Not before the hosted shards are known.
+   */
+  private boolean dry() {
+    if (hosted == null || stopping || loading || !paging.allPaged()) {
+      return false;
+    }
+    queue.releaseDue(deps.clock().instant());
+    return !queue.hasReady();
+  }
+
+  /** This node's pool is taking work: it has asked within the last second. */
+  private boolean localPoolActive() {
+    return deps.workers() > 0
+        && System.nanoTime() - lastLocalRequestNanos < Duration.ofSeconds(1).toNanos();
+  }
+
+  /**
+   * Its node shuts down: its open request is void. What it still runs reports as usual; what it was
+   * offered after it said so comes back at once, unclaimed.
+   */
+  private Behavior<ToDispatcher> onPoolLeaving(PoolLeaving leaving) {
+    leavingPools.add(leaving.pool());
+    demand.removeIf(request -> request.replyTo().equals(leaving.pool()));
+    return this;
+  }
+
+  private void serveDemand() {
+    Instant now = deps.clock().instant();
+    if (stopping || !now.isBefore(run.deadline())) {
+      return; // past the deadline nothing new starts, by this node's own clock
+    }
+    queue.releaseDue(now);
+    while (!demand.isEmpty() && queue.hasReady() && queue.inFlight() < slice) {
+      RequestWork request = demand.poll();
+      Address member = memberOf(request.replyTo());
+      if (leavingPools.contains(request.replyTo(), member)) {
+        continue; // its member is leaving the cluster: no answer, the pool is going away
+      }
+      List<WorkOffer> offers = offers(request.max(), member);
+      if (offers.isEmpty()) {
+        demand.addFirst(request);
+        break;
+      }
+      request.replyTo().tell(batch(offers, false));
+    }
+    loadMore();
+  }
+
+  /** Up to {@code max} ready items within the slice, now offered to a pool on {@code member}. */
+  private List<WorkOffer> offers(int max, Address member) {
+    Instant now = deps.clock().instant();
+    if (stopping || !now.isBefore(run.deadline())) {
+      return List.of();
+    }
+    queue.releaseDue(now);
+    int allowed = Math.min(max, slice - queue.inFlight());
+    if (allowed <= 0) {
+      return List.of();
+    }
+    return queue.take(allowed, now, member).stream()
+        .map(
+            ref ->
+                new WorkOffer(
+                    ref.seq(), ref.itemId(), run.maxAttempts(), deps.lease(), run.provider()))
+        .toList();
+  }
+
+  /** The node of a pool; a pool on this node has a local address. */
+  private Address memberOf(ActorRef<?> pool) {
+    Address address = pool.path().address();
+    return address.hasLocalScope() ? self : address;
+  }
+
+  private WorkBatch batch(List<WorkOffer> offers, boolean runFinished) {
+    return new WorkBatch(run.runId(), offers, runFinished, getContext().getSelf());
+  }
+
+  // --- paging the hosted shards in, and reopening on resume --------------------------------------
+
+  private void loadMore() {
+    if (loading || stopping || queue.readyCount() >= LOW_WATER) {
+      return;
+    }
+    var shard = paging.nextShard();
+    if (shard.isEmpty()) {
+      return;
+    }
+    loading = true;
+    int s = shard.getAsInt();
+    int from = paging.from(s);
+    ActorRef<ToDispatcher> me = getContext().getSelf();
+    CompletableFuture.supplyAsync(
+            () -> deps.rows().pageShard(run.scopeId(), s, from, PAGE), deps.blocking())
+        .whenComplete(
+            (rows, failure) ->
+                me.tell(
+                    failure == null ? new PageLoaded(s, rows) : new PageFailed(failure.toString())));
+  }
+
+  private Behavior<ToDispatcher> onPageLoaded(PageLoaded page) {
+    loading = false;
+    paging.loaded(page.shard(), page.rows(), PAGE);
+    if (stopping || hosted == null || !hosted.contains(page.shard())) {
+      return this; // the shard left while its page was read: its new host pages it
+    }
+    for (ScopeRows.Row row : page.rows()) {
+      int seq = row.seq();
+      tallies.place(seq, page.shard());
+      if (board.get(seq) != StatusBoard.READY) {
+        continue; // known already: in flight, waiting, or settled
+      }
+      WorkQueue.Ref ref =
+          new WorkQueue.Ref(seq, run.itemId(row.accountId(), row.cursor()), page.shard());
+      if (row.status() == ScopeRows.DONE) {
+        settle(seq, StatusBoard.DONE, false);
+      } else if (run.resumes() > 0 || row.status() == ScopeRows.CLOSED) {
+        reopen(ref);
+      } else if (row.status() == ScopeRows.FAILED) {
+        settle(seq, StatusBoard.FAILED, false);
+      } else {
+        queue.ready(ref);
+      }
+    }
+    serveDemand();
+    return this;
+  }
+
+  /** A resumed run reopens what the deadline closed; DONE items are never redone. */
+  private void reopen(WorkQueue.Ref ref) {
+    board.mark(ref.seq(), StatusBoard.WAITING);
+    ActorRef<ToDispatcher> me = getContext().getSelf();
+    deps.items()
+        .reopen(ref.itemId())
+        .whenComplete((reply, failure) -> me.tell(new Reopened(ref, reply)));
+  }
+
+  private Behavior<ToDispatcher> onPageFailed(PageFailed failure) {
+    loading = false;
+    getContext().getLog().warn("run {}: loading items failed, retrying: {}", run.runId(), failure);
+    return this;
+  }
+
+  private Behavior<ToDispatcher> onReopened(Reopened reopened) {
+    int seq = reopened.ref().seq();
+    if (reopened.reply() instanceof WorkItem.Accepted a
+        && a.item().status() == WorkItem.Status.DONE) {
+      settle(seq, StatusBoard.DONE, true);
+    } else if (!stopping
+        && board.get(seq) == StatusBoard.WAITING
+        && hosted != null
+        && hosted.contains(reopened.ref().shard())) {
+      queue.ready(reopened.ref()); // on no answer too: the claim tells the truth
+    } else if (board.get(seq) == StatusBoard.WAITING) {
+      board.mark(seq, StatusBoard.READY); // its shard left: paged anew if it comes back
+    }
+    serveDemand();
+    return this;
+  }
+
+  // --- learning how attempts ended ---------------------------------------------------------------
+
+  private Behavior<ToDispatcher> onSettled(Settled settled) {
+    int seq = settled.seq();
+    if (seq < 0 || seq >= board.size()) {
+      return this;
+    }
+    var offer = queue.settle(seq);
+    AttemptResult result = settled.result();
+    Instant now = deps.clock().instant();
+    if (result instanceof AttemptResult.Done) {
+      settle(seq, StatusBoard.DONE, true);
+    } else if (result instanceof AttemptResult.Failed) {
+      settle(seq, StatusBoard.FAILED, true);
+    } else if (result instanceof AttemptResult.Closed) {
+      settle(seq, StatusBoard.CLOSED, true);
+    } else if (result instanceof AttemptResult.Quarantined q) {
+      offer.ifPresent(ref -> quarantine(ref, q.reason()));
+    } else if (result instanceof AttemptResult.RetryAt r) {
+      offer.ifPresent(ref -> park(ref, r.at()));
+    } else if (result instanceof AttemptResult.Held h) {
+      // the expiry by the item's host's clock: one ahead of this one must not park the item for
+      // longer than a lease (a claim then answers again)
+      Instant leaseAtMost = now.plus(deps.lease());
+      offer.ifPresent(ref -> park(ref, h.until().isAfter(leaseAtMost) ? leaseAtMost : h.until()));
+    } else if (result instanceof AttemptResult.Unanswered) {
+      offer.ifPresent(ref -> park(ref, now.plus(UNANSWERED_WAIT)));
+    } else {
+      // lost or no answer: whoever holds it now reports, or its lease runs out
+      offer.ifPresent(ref -> park(ref, now.plus(deps.lease())));
+    }
+    serveDemand();
+    if (!stopping && paging.allPaged() && !queue.hasReady() && queue.inFlight() == 0
+        && !queue.hasParked()) {
+      report(); // nothing left here: say so now, the run may be over
+    }
+    return this;
+  }
+
+  /**
+   * An item that is still open waits until {@code until}, unless its shard has left this node (its
+   * new host dispatches it) or the run is stopping (the close sweep takes it).
+   */
+  private void park(WorkQueue.Ref ref, Instant until) {
+    if (!stopping && hosted != null && hosted.contains(ref.shard())) {
+      queue.park(ref, until);
+    } else {
+      board.mark(ref.seq(), StatusBoard.READY);
+    }
+  }
+
+  private void settle(int seq, byte terminal, boolean write) {
+    byte before = board.get(seq);
+    boolean changed = write ? board.settle(seq, terminal) : board.settleCached(seq, terminal);
+    if (changed) {
+      tallies.moved(seq, before, terminal);
+      queue.settle(seq);
+      quarantined.remove(seq);
+    }
+  }
+
+  /**
+   * The item's last holders vanished (a poison item): out of dispatch until an operator retries it.
+   * It is not settled, so the run does not end without it: at the deadline it counts as not done.
+   */
+  private void quarantine(WorkQueue.Ref ref, String reason) {
+    byte before = board.get(ref.seq());
+    if (!board.isOpen(ref.seq()) || !quarantined.add(ref)) {
+      return;
+    }
+    tallies.moved(ref.seq(), before, StatusBoard.QUARANTINED);
+    getContext()
+        .getLog()
+        .warn("run {}: item {} quarantined: {}", run.runId(), ref.itemId().value(), reason);
+  }
+
+  /** Asks the quarantined items every few seconds whether an operator retried them. */
+  private void lookUpQuarantined(Instant now) {
+    ActorRef<ToDispatcher> me = getContext().getSelf();
+    for (WorkQueue.Ref ref : quarantined.dueForLookup(now)) {
+      deps.items()
+          .get(ref.itemId())
+          .whenComplete((reply, failure) -> me.tell(new QuarantineLookedUp(ref, reply)));
+    }
+  }
+
+  private Behavior<ToDispatcher> onQuarantineLookedUp(QuarantineLookedUp answer) {
+    quarantined.answered();
+    int seq = answer.ref().seq();
+    if (stopping
+        || board.get(seq) != StatusBoard.QUARANTINED
+        || !(answer.reply() instanceof WorkItem.Accepted a)
+        || a.item().status() == WorkItem.Status.QUARANTINED) {
+      return this; // still quarantined, no answer, or the close sweep decides now
+    }
+    // retried by an operator: hand it out again, and the claim tells the truth
+    quarantined.remove(seq);
+    tallies.moved(seq, StatusBoard.QUARANTINED, StatusBoard.READY);
+    queue.ready(answer.ref());
+    serveDemand();
+    return this;
+  }
+
+  // --- the periodic tick: offers that never came back, retries due, reports ----------------------
+
+  private Behavior<ToDispatcher> onTick(Tick tick) {
+    Instant now = deps.clock().instant();
+    // an offer outlives its lease only when the pool that took it is gone or stuck
+    queue.expireOffersBefore(now.minus(deps.lease()).minus(deps.offerGrace()));
+    int lost = queue.expireOffersTo(member -> deps.shards().isUnreachable(member));
+    if (lost > 0) {
+      getContext()
+          .getLog()
+          .warn(
+              "run {}: {} items offered to workers on unreachable nodes handed out again",
+              run.runId(),
+              lost);
+    }
+    if (++ticks % REPORT_EVERY_TICKS == 0) {
+      meter.sample(System.nanoTime(), board.done());
+      report();
+    }
+    if (!stopping) {
+      lookUpQuarantined(now);
+      serveDemand();
+    }
+    return this;
+  }
+
+  /**
+   * Writes the terminal statuses to {@code run_item}, then reports: a tally the coordinator adds up
+   * is never ahead of the cache a shard's next host starts from. A write that fails is tried again
+   * with the next one.
+   */
+  private void report() {
+    if (writing) {
+      return; // the next tick reports, after this write
+    }
+    DispatchProtocol.RunReport report = runReport();
+    List<ScopeRows.StatusWrite> batch = board.drainWrites();
+    if (batch.isEmpty()) {
+      reportTo.tell(report);
+      return;
+    }
+    writing = true;
+    ActorRef<ToDispatcher> me = getContext().getSelf();
+    CompletableFuture.runAsync(() -> deps.rows().markStatuses(run.scopeId(), batch), deps.blocking())
+        .whenComplete(
+            (ok, failure) -> {
+              if (failure == null) {
+                reportTo.tell(report);
+              }
+              me.tell(new Written(batch, failure == null));
+            });
+  }
+
+  private Behavior<ToDispatcher> onWritten(Written written) {
+    writing = false;
+    if (!written.ok()) {
+      getContext()
+          .getLog()
+          .warn("run {}: writing {} statuses failed, trying again", run.runId(), written.batch().size());
+      board.unwritten(written.batch());
+    }
+    return this;
+  }
+
+  DispatchProtocol.RunReport runReport() {
+    int inFlight = queue.inFlight();
+    int more = queue.readyCount() + (paging.allPaged() ? 0 : LOW_WATER);
+    int wanted = inFlight + more;
+    int demandNow = deps.workers() > 0 ? Math.min(deps.workers(), wanted) : wanted;
+    return new DispatchProtocol.RunReport(
+        run.runId(),
+        run.resumes(),
+        slice,
+        inFlight,
+        demandNow,
+        meter.itemsPerSecond(),
+        backlogAgeSeconds(deps.clock().instant()),
+        paging.allPaged() && !loading,
+        tallies.of(shard -> hosted != null && hosted.contains(shard)));
+  }
+
+  /** The age of the oldest item that is neither done nor leased, as far as memory shows it. */
+  private double backlogAgeSeconds(Instant now) {
+    if (stopping) {
+      return 0;
+    }
+    if (queue.hasReady() || !paging.allPaged()) {
+      return Duration.between(startedAt, now).toMillis() / 1000.0;
+    }
+    return queue
+        .overdueSince(now)
+        .map(since -> Duration.between(since, now).toMillis() / 1000.0)
+        .orElse(0.0);
+  }
+
+  // --- stopping: deadline, cancel, too many failures (the coordinator says) ----------------------
+
+  private void beginStop() {
+    stopping = true;
+    getContext().getLog().info("run {}: dispatch on this node stops", run.runId());
+    for (RequestWork request : demand) {
+      request.replyTo().tell(batch(List.of(), true));
+    }
+    demand.clear();
+    queue.clearWaiting();
+    deregister();
+  }
+
+  /**
+   * Leaves the receptionist once: pools stop asking at once instead of when the actor stops. (The
+   * receptionist fails on removing what it does not hold, so never twice.)
+   */
+  private void deregister() {
+    if (registered) {
+      registered = false;
+      var receptionist = getContext().getSystem().receptionist();
+      receptionist.tell(Receptionist.deregister(WorkProtocol.SERVICE_KEY, getContext().getSelf()));
+      receptionist.tell(
+          Receptionist.deregister(WorkProtocol.serviceKeyOf(run.runId()), getContext().getSelf()));
+    }
+  }
+}

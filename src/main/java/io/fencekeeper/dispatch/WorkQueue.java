@@ -1,0 +1,197 @@
+package io.fencekeeper.dispatch;
+
+import io.fencekeeper.item.ItemId;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.PriorityQueue;
+import java.util.function.IntPredicate;
+import java.util.function.Predicate;
+import org.apache.pekko.actor.Address;
+
+/**
+ * The items of a run a node's dispatcher holds in memory: ready to hand out, parked until a time
+ * (retry back-off, someone else's lease, a lost attempt's lease), or offered to a worker pool and
+ * not yet settled. Everything else of the run stays in {@code run_item} until it is paged in.
+ */
+final class WorkQueue {
+
+  /** An item of the run, its place in the scope and its shard. */
+  record Ref(int seq, ItemId itemId, int shard) {}
+
+  private record Parked(Instant until, Ref ref) {}
+
+  /** {@code member}: the node of the pool that took it. */
+  private record Offer(Ref ref, Instant at, Address member) {}
+
+  private final StatusBoard board;
+  private final ArrayDeque<Ref> ready = new ArrayDeque<>();
+  private final PriorityQueue<Parked> parked =
+      new PriorityQueue<>(Comparator.comparing(Parked::until));
+  private final Map<Integer, Offer> offered = new HashMap<>();
+
+  WorkQueue(StatusBoard board) {
+    this.board = board;
+  }
+
+  void ready(Ref ref) {
+    board.mark(ref.seq(), StatusBoard.READY);
+    ready.add(ref);
+  }
+
+  /**
+   * Items that come back (a due retry, an offer its pool never answered) were handed out before:
+   * they go ahead of items never tried, so an item whose holder vanished is claimed again once its
+   * lease expires, not after the rest of the backlog. {@code refs} keep their order at the front.
+   */
+  private void readyFirst(List<Ref> refs) {
+    for (int i = refs.size() - 1; i >= 0; i--) {
+      board.mark(refs.get(i).seq(), StatusBoard.READY);
+      ready.addFirst(refs.get(i));
+    }
+  }
+
+  /** Keeps the item out of dispatch until {@code until}. */
+  void park(Ref ref, Instant until) {
+    board.mark(ref.seq(), StatusBoard.WAITING);
+    parked.add(new Parked(until, ref));
+  }
+
+  /** Parked items whose time has come are ready again. */
+  void releaseDue(Instant now) {
+    List<Ref> due = new ArrayList<>();
+    while (!parked.isEmpty() && !parked.peek().until().isAfter(now)) {
+      Ref ref = parked.poll().ref();
+      if (board.get(ref.seq()) == StatusBoard.WAITING) {
+        due.add(ref);
+      }
+    }
+    readyFirst(due);
+  }
+
+  /** Up to {@code max} ready items, now offered to a pool on {@code member}. */
+  List<Ref> take(int max, Instant now, Address member) {
+    List<Ref> taken = new ArrayList<>(Math.min(max, ready.size()));
+    while (taken.size() < max && !ready.isEmpty()) {
+      Ref ref = ready.poll();
+      if (board.get(ref.seq()) != StatusBoard.READY) {
+        continue; // settled by a report from an older offer
+      }
+      board.mark(ref.seq(), StatusBoard.OFFERED);
+      offered.put(ref.seq(), new Offer(ref, now, member));
+      taken.add(ref);
+    }
+    return taken;
+  }
+
+  /**
+   * The items of shards this node no longer hosts leave the queue (their new host dispatches them);
+   * their offers stay until they settle. They are READY on the board again, so that paging their
+   * shard anew (if it comes back) queues them.
+   */
+  int dropShards(IntPredicate hosted) {
+    int dropped = 0;
+    Iterator<Ref> it = ready.iterator();
+    while (it.hasNext()) {
+      Ref ref = it.next();
+      if (!hosted.test(ref.shard())) {
+        it.remove();
+        dropped++;
+      }
+    }
+    List<Parked> gone = new ArrayList<>();
+    parked.removeIf(
+        p -> {
+          boolean away = !hosted.test(p.ref().shard());
+          if (away) {
+            gone.add(p);
+          }
+          return away;
+        });
+    for (Parked p : gone) {
+      if (board.get(p.ref().seq()) == StatusBoard.WAITING) {
+        board.mark(p.ref().seq(), StatusBoard.READY);
+        dropped++;
+      }
+    }
+    return dropped;
+  }
+
+  /**
+   * Offers taken by pools on members that are gone (unreachable): their items go ahead of the
+   * others at once rather than after the lease and grace. A claim tells the truth: if the gone
+   * worker's lease still runs, the item waits for exactly that lease, then it is taken over.
+   */
+  int expireOffersTo(Predicate<Address> gone) {
+    return expireOffers(offer -> gone.test(offer.member()));
+  }
+
+  /**
+   * Offers made before {@code before} go back to ready: the pool that took them is gone or stuck,
+   * and the item's claim tells the truth when it is offered again.
+   */
+  int expireOffersBefore(Instant before) {
+    return expireOffers(offer -> offer.at().isBefore(before));
+  }
+
+  private int expireOffers(Predicate<Offer> expired) {
+    List<Ref> back = new ArrayList<>();
+    Iterator<Offer> it = offered.values().iterator();
+    while (it.hasNext()) {
+      Offer offer = it.next();
+      if (expired.test(offer)) {
+        it.remove();
+        if (board.get(offer.ref().seq()) == StatusBoard.OFFERED) {
+          back.add(offer.ref());
+        }
+      }
+    }
+    back.sort(Comparator.comparingInt(Ref::seq));
+    readyFirst(back);
+    return back.size();
+  }
+
+  /** The offer of item {@code seq} came back; empty when it was not (or no longer) offered. */
+  Optional<Ref> settle(int seq) {
+    Offer offer = offered.remove(seq);
+    return offer == null ? Optional.empty() : Optional.of(offer.ref());
+  }
+
+  /** Offered and not settled: the run's items in flight from this dispatcher. */
+  int inFlight() {
+    return offered.size();
+  }
+
+  int readyCount() {
+    return ready.size();
+  }
+
+  boolean hasReady() {
+    return !ready.isEmpty();
+  }
+
+  /** Whether anything is parked until a time. */
+  boolean hasParked() {
+    return !parked.isEmpty();
+  }
+
+  /** When the longest-waiting parked item became due, if one is overdue at {@code now}. */
+  Optional<Instant> overdueSince(Instant now) {
+    Parked first = parked.peek();
+    return first != null && !first.until().isAfter(now)
+        ? Optional.of(first.until())
+        : Optional.empty();
+  }
+
+  /** Stopping: nothing more is handed out; offers stay until they settle. */
+  void clearWaiting() {
+    ready.clear();
+    parked.clear();
+  }
+}

@@ -1,0 +1,384 @@
+package io.fencekeeper.run;
+
+import io.fencekeeper.dispatch.DispatchProtocol;
+import io.fencekeeper.dispatch.DispatchProtocol.ToAgent;
+import io.fencekeeper.item.ItemId;
+import io.fencekeeper.provider.budget.BudgetKeeper;
+import io.fencekeeper.provider.budget.RunShare;
+import io.fencekeeper.run.governor.GovernorSettings;
+import io.fencekeeper.run.governor.GovernorView;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import org.apache.pekko.actor.Address;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.cluster.typed.Cluster;
+
+/**
+ * The coordinator's running runs and the nodes that dispatch them (docs/design.md, "Dispatch on
+ * every node"): once a second each node gets one {@link DispatchProtocol.Assignments} with every
+ * run and its slice; each node's reports feed the runs' tallies; shards with open items that no
+ * live node hosts are woken; a run that stops gets its {@link CloseSweep}; a run that looks settled
+ * is counted in {@code run_item}. The coordinator persists; this class carries the soft state.
+ */
+final class LiveRuns {
+
+  /** A shard nobody hosts is woken at most this often. */
+  static final Duration POKE_EVERY = Duration.ofSeconds(5);
+
+  /**
+   * A coordinator that starts (a move, a restart) learns what each node holds from its reports
+   * before it hands out slices; after this long, a node it has not heard from holds nothing of the
+   * run.
+   */
+  static final Duration LEARN_FOR = Duration.ofSeconds(3);
+
+  /** A node whose dispatcher of a run failed this often ends the run FAILED. */
+  static final int MAX_FAILURES = 3;
+
+  /** What the coordinator knows of a node from its last report: the item shards it hosts. */
+  private record NodeView(Set<Integer> hosted) {}
+
+  private final ActorContext<RunCoordinator.Command> ctx;
+  private final RunCoordinator.Dependencies deps;
+  private final ActorRef<DispatchProtocol.NodeReport> reportTo;
+  private final ActorRef<BudgetKeeper.Share> shares;
+  private final Address self;
+  private final Map<String, LiveRun> runs = new TreeMap<>();
+  private final Map<String, ActorRef<ToAgent>> agents = new TreeMap<>();
+  private final Map<String, NodeView> nodes = new HashMap<>();
+  private final Map<String, Long> pokedAt = new HashMap<>();
+  private final long bornNanos = System.nanoTime();
+
+  LiveRuns(
+      ActorContext<RunCoordinator.Command> ctx,
+      RunCoordinator.Dependencies deps,
+      ActorRef<DispatchProtocol.NodeReport> reportTo,
+      ActorRef<BudgetKeeper.Share> shares) {
+    this.ctx = ctx;
+    this.deps = deps;
+    this.reportTo = reportTo;
+    this.shares = shares;
+    this.self = Cluster.get(ctx.getSystem()).selfMember().address();
+  }
+
+  /** A node by its address: the same name for a local and a remote reference to its agent. */
+  private String nodeOf(ActorRef<?> agent) {
+    Address address = agent.path().address();
+    return (address.hasLocalScope() ? self : address).toString();
+  }
+
+  // --- runs come and go ---------------------------------------------------------------------------
+
+  /**
+   * Starts steering a running run: created or resumed, or {@code recovered} by a coordinator that
+   * starts (it learns what the nodes hold before it changes their slices).
+   */
+  void start(RunRecord run, GovernorSettings governor, boolean recovered) {
+    LiveRun previous = runs.remove(run.runId());
+    if (previous != null) {
+      previous.share().leave();
+    }
+    RunShare share =
+        new RunShare(run.request().providerName(), run.runId(), deps.budgets(), shares);
+    LiveRun live = new LiveRun(run, governor, share, deps.clock().instant(), recovered);
+    runs.put(run.runId(), live);
+    countShards(live);
+    assign();
+  }
+
+  /** Reads how many items each shard has (and fills in shards a run staged before they existed). */
+  private void countShards(LiveRun live) {
+    RunRecord run = live.record();
+    CompletableFuture.supplyAsync(
+            () -> {
+              deps.store()
+                  .fillMissingShards(
+                      run.scopeId(),
+                      row -> deps.shards().shardNumber(run.itemId(row.accountId(), row.cursor())));
+              return deps.store().shardFigures(run.scopeId());
+            },
+            deps.blocking())
+        .whenComplete(
+            (figures, failure) ->
+                ctx.getSelf()
+                    .tell(
+                        new RunCoordinator.ShardsCounted(
+                            run.runId(), run.resumes(), figures, failure)));
+  }
+
+  void shardsCounted(RunCoordinator.ShardsCounted counted) {
+    LiveRun live = runs.get(counted.runId());
+    if (live == null || live.record().resumes() != counted.resumes()) {
+      return;
+    }
+    if (counted.failure() != null) {
+      ctx.getLog()
+          .warn("run {}: counting its shards failed, retrying: {}", live.runId(), counted.failure());
+      countShards(live);
+      return;
+    }
+    live.shards(counted.figures());
+    pokeOrphans(live, true);
+  }
+
+  void ended(String runId) {
+    LiveRun live = runs.remove(runId);
+    if (live != null) {
+      live.share().leave();
+    }
+    pokedAt.keySet().removeIf(key -> key.startsWith(runId + " "));
+    assign();
+  }
+
+  Optional<LiveRun> get(String runId) {
+    return Optional.ofNullable(runs.get(runId));
+  }
+
+  Optional<RunProgress> progressOf(String runId) {
+    return get(runId).map(live -> live.progress(deps.clock().instant()));
+  }
+
+  Map<String, GovernorView> governors() {
+    Map<String, GovernorView> views = new TreeMap<>();
+    runs.forEach((id, live) -> views.put(id, live.governor().view()));
+    return views;
+  }
+
+  void changeGovernor(GovernorSettings settings) {
+    Instant now = deps.clock().instant();
+    runs.values().forEach(live -> logDecision(live, live.governor().change(settings, now)));
+    assign();
+  }
+
+  void signalsSeen(String runId, RunSignals delta) {
+    LiveRun live = runs.get(runId);
+    if (live == null) {
+      return;
+    }
+    live.governor().throttled(delta.throttledAnswers());
+    if (delta.quarantines() > 0) {
+      live.governor().quarantined(deps.clock().instant());
+    }
+    live.governor().stale(delta.staleRejections() + delta.takeovers());
+  }
+
+  void shareGranted(BudgetKeeper.Share share) {
+    LiveRun live = runs.get(share.runId());
+    if (live != null) {
+      live.share().granted(share);
+    }
+  }
+
+  // --- stopping -----------------------------------------------------------------------------------
+
+  /** The run stops: no node hands out more, and what is open is closed. */
+  void stop(String runId, LiveRun.Stopping why) {
+    LiveRun live = runs.get(runId);
+    if (live == null || !live.stop(why)) {
+      return;
+    }
+    ctx.getLog().info("run {}: stopping ({})", runId, why.reason());
+    assign();
+    sweep(live);
+  }
+
+  private void sweep(LiveRun live) {
+    live.sweeping(true);
+    RunRecord run = live.record();
+    String reason =
+        live.stopping().cancel() ? "cancelled" : "deadline: " + live.stopping().reason();
+    ctx.spawn(
+        CloseSweep.create(
+            run,
+            reason,
+            new CloseSweep.Dependencies(deps.store(), deps.items(), deps.blocking()),
+            ctx.getSelf()),
+        "close-sweep-"
+            + URLEncoder.encode(run.runId(), StandardCharsets.UTF_8)
+            + "-"
+            + run.resumes()
+            + "-"
+            + System.nanoTime());
+  }
+
+  /** The sweep closed what was open: the run's items are counted for its end. */
+  void sweepFinished(String runId, int resumes) {
+    LiveRun live = runs.get(runId);
+    if (live != null && live.record().resumes() == resumes) {
+      live.sweeping(false);
+      count(live);
+    }
+  }
+
+  // --- the nodes' reports -------------------------------------------------------------------------
+
+  /** Every node that hosts item shards runs an agent; one that is gone holds nothing any more. */
+  void agents(Set<ActorRef<ToAgent>> listing) {
+    Map<String, ActorRef<ToAgent>> now = new TreeMap<>();
+    listing.forEach(agent -> now.put(nodeOf(agent), agent));
+    for (String gone : new HashSet<>(agents.keySet())) {
+      if (!now.containsKey(gone)) {
+        nodes.remove(gone);
+        runs.values().forEach(live -> live.nodeGone(gone));
+      }
+    }
+    agents.clear();
+    agents.putAll(now);
+    assign();
+  }
+
+  void reported(DispatchProtocol.NodeReport report) {
+    String node = nodeOf(report.agent());
+    agents.putIfAbsent(node, report.agent());
+    nodes.put(node, new NodeView(Set.copyOf(report.hostedShards())));
+    long now = System.nanoTime();
+    for (DispatchProtocol.RunReport run : report.runs()) {
+      LiveRun live = runs.get(run.runId());
+      if (live == null) {
+        continue;
+      }
+      live.reported(node, run, now);
+      checkFailures(live);
+      if (live.stopping() == null && live.settledByTallies()) {
+        count(live);
+      }
+    }
+    for (DispatchProtocol.DispatchFailure failure : report.failures()) {
+      LiveRun live = runs.get(failure.runId());
+      if (live != null
+          && failure.resumes() == live.record().resumes()
+          && failure.count() >= MAX_FAILURES) {
+        ctx.getSelf()
+            .tell(
+                new RunCoordinator.DispatchFailed(
+                    failure.runId(),
+                    "the dispatcher failed "
+                        + failure.count()
+                        + " times on "
+                        + node
+                        + "; the last failure: "
+                        + failure.cause()));
+      }
+    }
+  }
+
+  /** More items failed than the run allows: it stops dispatching at once. */
+  private void checkFailures(LiveRun live) {
+    long failed = live.failed();
+    int allowed = live.record().request().maxFailedItems();
+    if (live.stopping() == null && failed > allowed) {
+      stop(
+          live.runId(),
+          new LiveRun.Stopping(
+              failed + " items failed, more than maxFailedItems " + allowed, false));
+    }
+  }
+
+  /**
+   * Counts the run's items in {@code run_item} (the nodes wrote every status their tallies count
+   * before they reported them): each item once, wherever its shard was.
+   */
+  private void count(LiveRun live) {
+    if (!live.beginCount()) {
+      return;
+    }
+    RunRecord run = live.record();
+    CompletableFuture.supplyAsync(() -> deps.store().statusCounts(run.scopeId()), deps.blocking())
+        .whenComplete(
+            (counts, failure) ->
+                ctx.getSelf()
+                    .tell(
+                        new RunCoordinator.ItemsCounted(
+                            run.runId(), run.resumes(), counts, failure)));
+  }
+
+  // --- the second's work --------------------------------------------------------------------------
+
+  /** The governors decide, every node learns its slices, and shards nobody hosts are woken. */
+  void tick() {
+    Instant now = deps.clock().instant();
+    for (LiveRun live : runs.values()) {
+      if (live.stopping() == null) {
+        live.steer(now).ifPresent(decision -> logDecision(live, decision));
+        pokeOrphans(live, false);
+      } else if (!live.sweeping()) {
+        count(live); // a count that failed: try the end again
+      }
+    }
+    assign();
+  }
+
+  private void logDecision(LiveRun live, io.fencekeeper.run.governor.GovernorPolicy.Decision d) {
+    ctx.getLog()
+        .info("run {}: governor {} cap {}: {}", live.runId(), d.mode(), d.cap(), d.reason());
+  }
+
+  /** One message per node: every run with the node's slice of it. */
+  private void assign() {
+    boolean learning = System.nanoTime() - bornNanos < LEARN_FOR.toNanos();
+    // every node that hosts item shards dispatches them (to its pool, or to others' steals)
+    List<String> dispatching = new ArrayList<>(agents.keySet());
+    Map<String, List<DispatchProtocol.Assignment>> byNode = new TreeMap<>();
+    agents.keySet().forEach(node -> byNode.put(node, new ArrayList<>()));
+    for (LiveRun live : runs.values()) {
+      boolean heardAll = dispatching.stream().allMatch(live::hasReportFrom);
+      if (live.recovered() && learning && !heardAll) {
+        continue; // a new coordinator: the nodes keep their slices until it knows them
+      }
+      Map<String, Integer> slices = live.slices(dispatching);
+      for (String node : agents.keySet()) {
+        byNode
+            .get(node)
+            .add(
+                new DispatchProtocol.Assignment(
+                    live.work(), slices.getOrDefault(node, 0), live.stopping() != null));
+      }
+    }
+    byNode.forEach(
+        (node, assignments) ->
+            agents.get(node).tell(new DispatchProtocol.Assignments(assignments, reportTo)));
+  }
+
+  /**
+   * Wakes the shards with open items that no live node hosts (never allocated yet, or their node
+   * was removed): asking one of their items allocates the shard on some node, whose dispatcher then
+   * pages it. Never more often than {@link #POKE_EVERY} per shard, unless {@code now}.
+   */
+  private void pokeOrphans(LiveRun live, boolean now) {
+    Set<Integer> hosted = new HashSet<>();
+    agents.keySet().stream()
+        .map(nodes::get)
+        .filter(view -> view != null)
+        .forEach(view -> hosted.addAll(view.hosted()));
+    var figures = live.shards();
+    if (figures.isEmpty()) {
+      return;
+    }
+    long nanos = System.nanoTime();
+    for (int shard : live.orphans(hosted)) {
+      String key = live.runId() + " " + shard;
+      Long last = pokedAt.get(key);
+      if (!now && last != null && nanos - last < POKE_EVERY.toNanos()) {
+        continue;
+      }
+      var first = figures.get().firstItems().get(shard);
+      if (first != null) {
+        pokedAt.put(key, nanos);
+        ItemId item = live.record().itemId(first.accountId(), first.cursor());
+        deps.items().get(item);
+      }
+    }
+  }
+}
