@@ -16,7 +16,10 @@ import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
+import org.apache.pekko.cluster.ClusterEvent;
 import org.apache.pekko.cluster.sharding.ClusterSharding;
+import org.apache.pekko.cluster.typed.Cluster;
+import org.apache.pekko.cluster.typed.Subscribe;
 import org.apache.pekko.cluster.sharding.ShardRegion;
 import org.apache.pekko.pattern.Patterns;
 
@@ -40,6 +43,9 @@ public final class DispatchAgent {
 
   private record Poll() implements DispatchProtocol.ToAgent {}
 
+  /** A member left the cluster: its shards are about to be allocated anew, some of them here. */
+  private record MemberRemoved() implements DispatchProtocol.ToAgent {}
+
   private record Hosted(Set<Integer> shards) implements DispatchProtocol.ToAgent {}
 
   private record Reported(DispatchProtocol.RunReport report) implements DispatchProtocol.ToAgent {}
@@ -58,6 +64,12 @@ public final class DispatchAgent {
           ctx.getSystem()
               .receptionist()
               .tell(Receptionist.register(DispatchProtocol.AGENT_KEY, ctx.getSelf()));
+          Cluster.get(ctx.getSystem())
+              .subscriptions()
+              .tell(
+                  Subscribe.create(
+                      ctx.messageAdapter(ClusterEvent.MemberRemoved.class, e -> new MemberRemoved()),
+                      ClusterEvent.MemberRemoved.class));
           return Behaviors.withTimers(timers -> new State(ctx, timers, deps).behavior());
         });
   }
@@ -92,6 +104,12 @@ public final class DispatchAgent {
       return Behaviors.receive(DispatchProtocol.ToAgent.class)
           .onMessage(DispatchProtocol.Assignments.class, this::onAssignments)
           .onMessage(Poll.class, p -> poll())
+          .onMessage(
+              MemberRemoved.class,
+              removed -> {
+                fastPolls = FAST_POLLS; // learn the shards that come here early
+                return Behaviors.same();
+              })
           .onMessage(Hosted.class, this::onHosted)
           .onMessage(Reported.class, this::onReported)
           .onMessage(
@@ -231,6 +249,7 @@ public final class DispatchAgent {
       if (answer.shards() != null && !answer.shards().equals(hosted)) {
         hosted = Set.copyOf(answer.shards());
         dispatchers.values().forEach(c -> c.ref().tell(new NodeDispatcher.Hosted(hosted)));
+        fastPolls = FAST_POLLS; // shards come in bursts (a node that left, a rebalance)
       }
       Duration next = fastPolls > 0 ? FAST_POLL : POLL;
       fastPolls = Math.max(0, fastPolls - 1);

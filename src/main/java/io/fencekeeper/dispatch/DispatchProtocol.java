@@ -32,10 +32,14 @@ public final class DispatchProtocol {
 
   /**
    * One run for one node: at most {@code slice} of its items in flight from this node's dispatcher
-   * (the slices of all nodes add up to at most the run's cap); {@code stopping}: hand nothing more
-   * out, the coordinator closes what is open.
+   * (the slices of all nodes add up to at most the run's cap), or {@link #KEEP_SLICE}: the slice it
+   * has (a coordinator that just started and does not know the slices yet); {@code stopping}: hand
+   * nothing more out, the coordinator closes what is open.
    */
   public record Assignment(RunWork run, int slice, boolean stopping) implements CborSerializable {}
+
+  /** An {@link Assignment}'s slice that leaves the node's slice as it is (0 for a new one). */
+  public static final int KEEP_SLICE = -1;
 
   /**
    * One node's word, once a second: its agent, its workers, the item shards it hosts, what each of

@@ -147,7 +147,7 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
     this.quarantined = new QuarantinedItems(board);
     this.self = Cluster.get(ctx.getSystem()).selfMember().address();
     this.leavingPools = new LeavingPools(Cluster.get(ctx.getSystem()));
-    this.slice = first.slice();
+    this.slice = Math.max(0, first.slice());
     var receptionist = ctx.getSystem().receptionist();
     receptionist.tell(Receptionist.register(WorkProtocol.SERVICE_KEY, ctx.getSelf()));
     receptionist.tell(Receptionist.register(WorkProtocol.serviceKeyOf(run.runId()), ctx.getSelf()));
@@ -178,7 +178,9 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
   // --- what the coordinator and the node say -----------------------------------------------------
 
   private Behavior<ToDispatcher> onAssigned(Assigned assigned) {
-    slice = assigned.slice();
+    if (assigned.slice() != DispatchProtocol.KEEP_SLICE) {
+      slice = assigned.slice();
+    }
     if (assigned.stopping() && !stopping) {
       beginStop();
     }
@@ -318,7 +320,7 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
   // --- paging the hosted shards in, and reopening on resume --------------------------------------
 
   private void loadMore() {
-    if (loading || stopping || queue.readyCount() >= LOW_WATER) {
+    if (loading || stopping || (queue.readyCount() >= LOW_WATER && !paging.hasArrivals())) {
       return;
     }
     var shard = paging.nextShard();
@@ -339,10 +341,12 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
 
   private Behavior<ToDispatcher> onPageLoaded(PageLoaded page) {
     loading = false;
+    boolean arrived = paging.arrived(page.shard());
     paging.loaded(page.shard(), page.rows(), PAGE);
     if (stopping || hosted == null || !hosted.contains(page.shard())) {
       return this; // the shard left while its page was read: its new host pages it
     }
+    List<WorkQueue.Ref> first = new java.util.ArrayList<>();
     for (ScopeRows.Row row : page.rows()) {
       int seq = row.seq();
       tallies.place(seq, page.shard());
@@ -357,10 +361,13 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
         reopen(ref);
       } else if (row.status() == ScopeRows.FAILED) {
         settle(seq, StatusBoard.FAILED, false);
+      } else if (arrived) {
+        first.add(ref); // its old node may have held it: a takeover may be due
       } else {
         queue.ready(ref);
       }
     }
+    queue.readyFirst(first);
     serveDemand();
     return this;
   }

@@ -9,30 +9,49 @@ import java.util.TreeSet;
 
 /**
  * Which of the shards this node hosts its dispatcher pages in next, and from which item: one shard
- * at a time, a page of {@code run_item} rows at a time. A shard that arrives (allocated here, or
- * moved here) is paged from its first item; one that leaves is forgotten, so that it is paged anew
- * if it comes back.
+ * at a time, a page of {@code run_item} rows at a time. A shard that arrives once the dispatcher
+ * runs (its node left, or it moved here) is paged first, from its first item: its items were
+ * handed out elsewhere before, and the leases its old node held are due for a takeover. One that
+ * leaves is forgotten, so that it is paged anew if it comes back.
  */
 final class ShardPaging {
 
   // hosted shards not yet paged to their end, and the seq to page each from
   private final Map<Integer, Integer> next = new TreeMap<>();
   private final Set<Integer> paged = new TreeSet<>();
+  // shards that arrived after the first hosted set, not paged to their end yet
+  private final Set<Integer> arrived = new TreeSet<>();
+  private boolean first = true;
 
   /** The shards this node hosts now. */
   void hosted(Set<Integer> shards) {
     next.keySet().retainAll(shards);
     paged.retainAll(shards);
+    arrived.retainAll(shards);
     for (int shard : shards) {
-      if (!paged.contains(shard)) {
-        next.putIfAbsent(shard, 0);
+      if (!paged.contains(shard) && next.putIfAbsent(shard, 0) == null && !first) {
+        arrived.add(shard);
       }
     }
+    first = false;
   }
 
-  /** The next shard to page, if any hosted shard has rows not paged in yet. */
+  /** The next shard to page, if any hosted shard has rows not paged in yet: arrivals first. */
   OptionalInt nextShard() {
+    if (!arrived.isEmpty()) {
+      return OptionalInt.of(arrived.iterator().next());
+    }
     return next.isEmpty() ? OptionalInt.empty() : OptionalInt.of(next.keySet().iterator().next());
+  }
+
+  /** Whether {@code shard} arrived while the dispatcher ran and is not paged to its end yet. */
+  boolean arrived(int shard) {
+    return arrived.contains(shard);
+  }
+
+  /** Whether an arrived shard waits to be paged: paged in even when the queue is full. */
+  boolean hasArrivals() {
+    return !arrived.isEmpty();
   }
 
   /** The seq to page {@code shard} from. */
@@ -50,6 +69,7 @@ final class ShardPaging {
     }
     if (rows.size() < limit) {
       next.remove(shard);
+      arrived.remove(shard);
       paged.add(shard);
     } else {
       next.put(shard, rows.get(rows.size() - 1).seq() + 1);

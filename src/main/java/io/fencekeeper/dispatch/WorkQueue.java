@@ -46,11 +46,12 @@ final class WorkQueue {
   }
 
   /**
-   * Items that come back (a due retry, an offer its pool never answered) were handed out before:
-   * they go ahead of items never tried, so an item whose holder vanished is claimed again once its
-   * lease expires, not after the rest of the backlog. {@code refs} keep their order at the front.
+   * Items that come back (a due retry, an offer its pool never answered, the items of a shard whose
+   * node left) were handed out before: they go ahead of items never tried, so an item whose holder
+   * vanished is claimed again once its lease expires, not after the rest of the backlog. {@code
+   * refs} keep their order at the front.
    */
-  private void readyFirst(List<Ref> refs) {
+  void readyFirst(List<Ref> refs) {
     for (int i = refs.size() - 1; i >= 0; i--) {
       board.mark(refs.get(i).seq(), StatusBoard.READY);
       ready.addFirst(refs.get(i));

@@ -228,15 +228,28 @@ final class LiveRuns {
   void agents(Set<ActorRef<ToAgent>> listing) {
     Map<String, ActorRef<ToAgent>> now = new TreeMap<>();
     listing.forEach(agent -> now.put(nodeOf(agent), agent));
-    for (String gone : new HashSet<>(agents.keySet())) {
-      if (!now.containsKey(gone)) {
-        nodes.remove(gone);
-        runs.values().forEach(live -> live.nodeGone(gone));
-      }
-    }
+    new HashSet<>(agents.keySet()).stream().filter(node -> !now.containsKey(node)).forEach(this::gone);
     agents.clear();
     agents.putAll(now);
     assign();
+  }
+
+  /**
+   * A member left the cluster (removed: the split-brain resolver downed it, or it left): it holds
+   * no slice any more, and the shards it hosted are woken at once on the nodes that remain.
+   */
+  void removed(Address member) {
+    String node = member.toString();
+    if (agents.remove(node) != null || nodes.containsKey(node)) {
+      gone(node);
+      runs.values().forEach(live -> pokeOrphans(live, true));
+      assign();
+    }
+  }
+
+  private void gone(String node) {
+    nodes.remove(node);
+    runs.values().forEach(live -> live.nodeGone(node));
   }
 
   void reported(DispatchProtocol.NodeReport report) {
@@ -334,16 +347,17 @@ final class LiveRuns {
     agents.keySet().forEach(node -> byNode.put(node, new ArrayList<>()));
     for (LiveRun live : runs.values()) {
       boolean heardAll = dispatching.stream().allMatch(live::hasReportFrom);
-      if (live.recovered() && learning && !heardAll) {
-        continue; // a new coordinator: the nodes keep their slices until it knows them
-      }
-      Map<String, Integer> slices = live.slices(dispatching);
+      // a coordinator that just started: the nodes keep their slices until it knows them
+      Map<String, Integer> slices =
+          live.recovered() && learning && !heardAll ? Map.of() : live.slices(dispatching);
       for (String node : agents.keySet()) {
         byNode
             .get(node)
             .add(
                 new DispatchProtocol.Assignment(
-                    live.work(), slices.getOrDefault(node, 0), live.stopping() != null));
+                    live.work(),
+                    slices.getOrDefault(node, DispatchProtocol.KEEP_SLICE),
+                    live.stopping() != null));
       }
     }
     byNode.forEach(

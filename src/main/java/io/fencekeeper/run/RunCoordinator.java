@@ -28,6 +28,9 @@ import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
+import org.apache.pekko.cluster.ClusterEvent;
+import org.apache.pekko.cluster.typed.Cluster;
+import org.apache.pekko.cluster.typed.Subscribe;
 import org.apache.pekko.cluster.typed.ClusterSingleton;
 import org.apache.pekko.cluster.typed.SingletonActor;
 import org.apache.pekko.persistence.typed.PersistenceId;
@@ -118,6 +121,9 @@ public final class RunCoordinator
 
   /** Every node that hosts item shards, as the receptionist lists their agents. */
   record AgentsChanged(Set<ActorRef<DispatchProtocol.ToAgent>> agents) implements Command {}
+
+  /** A member left the cluster: its slices are void, its shards are woken elsewhere. */
+  record MemberRemoved(org.apache.pekko.actor.Address member) implements Command {}
 
   /** A node's report of what it dispatched. */
   record NodeReported(DispatchProtocol.NodeReport report) implements Command {}
@@ -276,6 +282,14 @@ public final class RunCoordinator
                     listing ->
                         new AgentsChanged(
                             listing.getServiceInstances(DispatchProtocol.AGENT_KEY)))));
+    Cluster.get(ctx.getSystem())
+        .subscriptions()
+        .tell(
+            Subscribe.create(
+                ctx.messageAdapter(
+                    ClusterEvent.MemberRemoved.class,
+                    removed -> new MemberRemoved(removed.member().address())),
+                ClusterEvent.MemberRemoved.class));
     timers.startTimerWithFixedDelay(new Tick(), Duration.ofMillis(250));
   }
 
@@ -333,6 +347,7 @@ public final class RunCoordinator
         .onCommand(Tick.class, this::onTick)
         .onCommand(AgentsChanged.class, (state, c) -> soft(() -> live.agents(c.agents())))
         .onCommand(NodeReported.class, (state, c) -> soft(() -> live.reported(c.report())))
+        .onCommand(MemberRemoved.class, (state, c) -> soft(() -> live.removed(c.member())))
         .onCommand(ShareGranted.class, (state, c) -> soft(() -> live.shareGranted(c.share())))
         .onCommand(ShardsCounted.class, (state, c) -> soft(() -> live.shardsCounted(c)))
         .onCommand(

@@ -51,7 +51,10 @@ public final class RunItemStore implements ScopeRows, AutoCloseable {
     return dataSource;
   }
 
-  /** Appends a batch of the scope, numbering from {@code firstSeq}, every item in shard 0. */
+  /**
+   * Appends a batch of the scope, numbering from {@code firstSeq}, every item in shard 0: for tests
+   * of the table alone (no node pages a shard its items are not really in).
+   */
   public void stage(String scopeId, int firstSeq, List<AccountCursor> accounts) {
     stage(scopeId, firstSeq, accounts, account -> 0);
   }

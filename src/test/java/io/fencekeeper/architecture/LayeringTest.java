@@ -10,8 +10,8 @@ import com.tngtech.archunit.core.importer.Location;
 import org.junit.jupiter.api.Test;
 
 /**
- * The package layers of docs/design.md ("Code map"): item ← provider ← worker ← run ← node ← api ←
- * cli, with bench beside api, and the root package and journal beneath them all. A lower layer that
+ * The package layers of docs/design.md ("Code map"): item ← provider ← worker ← dispatch ← run ←
+ * node ← api ← cli, with bench beside api, and the root package and journal beneath them all. A lower layer that
  * needs something from a higher one gets it passed in; it never imports it.
  */
 class LayeringTest {
@@ -42,6 +42,8 @@ class LayeringTest {
         .definedBy("io.fencekeeper.provider..")
         .layer("worker")
         .definedBy("io.fencekeeper.worker..")
+        .layer("dispatch")
+        .definedBy("io.fencekeeper.dispatch..")
         .layer("run")
         .definedBy("io.fencekeeper.run..")
         .layer("node")
@@ -62,15 +64,18 @@ class LayeringTest {
         .mayOnlyBeAccessedByLayers("api", "bench", "cli")
         .whereLayer("run")
         .mayOnlyBeAccessedByLayers("node", "api", "bench", "cli")
-        .whereLayer("worker")
+        .whereLayer("dispatch")
         .mayOnlyBeAccessedByLayers("run", "node", "api", "bench", "cli")
+        .whereLayer("worker")
+        .mayOnlyBeAccessedByLayers("dispatch", "run", "node", "api", "bench", "cli")
         .whereLayer("provider")
-        .mayOnlyBeAccessedByLayers("worker", "run", "node", "api", "bench", "cli")
+        .mayOnlyBeAccessedByLayers("worker", "dispatch", "run", "node", "api", "bench", "cli")
         .whereLayer("item")
-        .mayOnlyBeAccessedByLayers("provider", "worker", "run", "node", "api", "bench", "cli")
+        .mayOnlyBeAccessedByLayers(
+            "provider", "worker", "dispatch", "run", "node", "api", "bench", "cli")
         .whereLayer("journal")
         .mayOnlyBeAccessedByLayers(
-            "item", "provider", "worker", "run", "node", "api", "bench", "cli")
+            "item", "provider", "worker", "dispatch", "run", "node", "api", "bench", "cli")
         .check(CLASSES);
   }
 

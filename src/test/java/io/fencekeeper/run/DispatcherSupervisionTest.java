@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.ItemShards;
 import io.fencekeeper.node.FencekeeperNode;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.run.scope.Scope;
@@ -23,8 +25,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A run is never left RUNNING with nobody dispatching it: a dispatcher that throws is started again
- * by the coordinator, and a run whose dispatcher keeps failing ends FAILED with the reason.
+ * A run is never left RUNNING with nobody dispatching it: a node's dispatcher that throws is started
+ * again by the node's agent, and a run whose dispatcher keeps failing ends FAILED with the reason.
  */
 class DispatcherSupervisionTest {
 
@@ -44,6 +46,7 @@ class DispatcherSupervisionTest {
     // a scope of three rows recorded as a run of one item: the dispatcher's status board is too
     // small for the rows it pages in, so it throws on its first page, every time it starts
     String scopeId = "broken-scope";
+    ItemShards shards = new ItemShards(100);
     node.runItems()
         .stage(
             scopeId,
@@ -51,7 +54,14 @@ class DispatcherSupervisionTest {
             List.of(
                 new AccountCursor("acct-1", "c-1"),
                 new AccountCursor("acct-2", "c-1"),
-                new AccountCursor("acct-3", "c-1")));
+                new AccountCursor("acct-3", "c-1")),
+            account ->
+                shards.shardNumber(
+                    ItemId.of(
+                        "broken",
+                        LocalDate.parse("2026-11-29"),
+                        account.accountId(),
+                        account.cursor())));
     RunRequest request =
         new RunRequest(
             "broken",
