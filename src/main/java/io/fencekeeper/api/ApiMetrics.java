@@ -139,6 +139,24 @@ public final class ApiMetrics implements ItemAttempt.AttemptListener {
 
   /** Called before each scrape with the coordinator's current view of every run. */
   void updateRuns(List<RunView> views) {
+    // a run no longer shown (it ended long ago) leaves the scrape: it never grows with history
+    java.util.Set<String> shown = new java.util.HashSet<>();
+    views.forEach(view -> shown.add(view.runId()));
+    for (String gone : List.copyOf(runs.keySet())) {
+      if (!shown.contains(gone)) {
+        runs.remove(gone);
+        for (String name :
+            List.of(
+                "fencekeeper.run.throttled.answers",
+                "fencekeeper.run.stale.rejections",
+                "fencekeeper.run.takeovers",
+                "fencekeeper.run.quarantines",
+                "fencekeeper.run.reconciliations",
+                "fencekeeper.run.attempts")) {
+          registry.find(name).tag("run", gone).meters().forEach(registry::remove);
+        }
+      }
+    }
     List<MultiGauge.Row<?>> statusRows = new ArrayList<>();
     List<MultiGauge.Row<?>> ageRows = new ArrayList<>();
     List<MultiGauge.Row<?>> upRows = new ArrayList<>();

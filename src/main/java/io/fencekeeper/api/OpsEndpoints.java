@@ -2,7 +2,9 @@ package io.fencekeeper.api;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fencekeeper.run.RunCoordinator;
+import io.fencekeeper.run.RunFilter;
 import io.fencekeeper.run.RunService;
+import io.fencekeeper.run.RunState;
 import io.fencekeeper.run.governor.GovernorSettings;
 import java.io.IOException;
 import java.io.InputStream;
@@ -88,8 +90,28 @@ final class OpsEndpoints {
     return runs.setGovernor(next).thenApply(this::governorResponse);
   }
 
+  /**
+   * The figures of the runs that have not ended, and of the last ended ones (a scrape that comes
+   * after a run ended still sees how it ended), never of the whole history.
+   */
   CompletionStage<ApiResponse> metrics(ApiCall call) {
-    return runs.list()
+    return runs.active()
+        .thenCombine(
+            runs.list(
+                new RunFilter(
+                    java.util.EnumSet.of(
+                        RunState.SUCCEEDED, RunState.PARTIAL, RunState.FAILED, RunState.CANCELLED),
+                    null,
+                    null,
+                    null,
+                    null,
+                    RECENT_ENDED_RUNS)),
+            (active, ended) -> {
+              java.util.Map<String, io.fencekeeper.run.RunView> views = new java.util.TreeMap<>();
+              ended.runs().forEach(run -> views.put(run.runId(), run));
+              active.forEach(run -> views.put(run.runId(), run));
+              return List.copyOf(views.values());
+            })
         .handle(
             (views, failure) -> {
               if (failure == null) {
@@ -101,6 +123,9 @@ final class OpsEndpoints {
               return ApiResponse.text(metrics.scrape(), "text/plain; version=0.0.4");
             });
   }
+
+  /** How many of the last ended runs {@code /metrics} shows besides the ones that run. */
+  static final int RECENT_ENDED_RUNS = 20;
 
   CompletionStage<ApiResponse> openApi(ApiCall call) {
     return CompletableFuture.completedFuture(ApiResponse.text(openApi, "application/yaml"));

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.run.CreateOutcome;
 import io.fencekeeper.run.RunCoordinator;
+import io.fencekeeper.run.RunFilter;
 import io.fencekeeper.run.RunRequest;
 import io.fencekeeper.run.RunService;
 import io.fencekeeper.run.RunView;
@@ -185,12 +186,19 @@ final class RunEndpoints {
     return cause instanceof RuntimeException runtime ? runtime : new CompletionException(cause);
   }
 
+  /**
+   * One page of the runs, newest first, filtered by {@code state} (comma-separated), {@code job}
+   * and business date {@code from} / {@code to}; {@code cursor} is the previous page's {@code
+   * next}.
+   */
   CompletionStage<ApiResponse> list(ApiCall call) {
-    return runs.list()
+    RunFilter filter = RunListQuery.filter(call.query());
+    return runs.list(filter)
         .thenApply(
-            all -> {
+            page -> {
               Map<String, Object> body = new LinkedHashMap<>();
-              body.put("runs", all.stream().map(this::view).toList());
+              body.put("runs", page.runs().stream().map(this::view).toList());
+              body.put("next", page.next().map(RunFilter.Cursor::token).orElse(null));
               return ApiResponse.ok(body);
             });
   }

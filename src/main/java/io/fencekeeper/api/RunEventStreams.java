@@ -2,6 +2,7 @@ package io.fencekeeper.api;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fencekeeper.run.RunFilter;
 import io.fencekeeper.run.RunService;
 import io.fencekeeper.run.RunView;
 import java.nio.charset.StandardCharsets;
@@ -28,11 +29,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The dashboard's live feeds as server-sent events: {@code GET /api/events/runs} (every run, when
- * anything changed) and {@code GET /api/runs/{runId}/events} (one run: a snapshot with its history
- * first, then its progress). One poll of the coordinator a second serves every stream of the node
- * (and feeds {@link RunHistory} even when nobody watches, so the chart starts at the run's start),
- * so an open dashboard costs the cluster nothing per viewer. At most {@code maxStreams} streams are
+ * The dashboard's live feeds as server-sent events: {@code GET /api/events/runs} (the first page of
+ * the run list, then each run that changed: a run that has not ended, or one that just ended) and
+ * {@code GET /api/runs/{runId}/events} (one run: a snapshot with its history first, then its
+ * progress). One poll a second of the runs that have not ended serves every stream of the node (and
+ * feeds {@link RunHistory} even when nobody watches, so the chart starts at the run's start), so an
+ * open dashboard costs the cluster nothing per viewer and nothing grows with history. At most {@code maxStreams} streams are
  * open per node (503 {@code too_many_streams} beyond); the node's shutdown ends every stream with a
  * {@code closing} event.
  */
@@ -61,6 +63,8 @@ final class RunEventStreams implements AutoCloseable {
   private final AtomicInteger open = new AtomicInteger();
   private final AtomicBoolean polling = new AtomicBoolean();
   private final AtomicLong ticks = new AtomicLong();
+  // the runs that had not ended at the last poll
+  private volatile Set<String> lastActive = Set.of();
   private volatile boolean anyRunning = true;
   private volatile boolean closed;
   private Cancellable ticker;
@@ -99,9 +103,9 @@ final class RunEventStreams implements AutoCloseable {
 
   CompletionStage<ApiResponse> runList(ApiCall call) {
     reserve();
-    return runs.list()
+    return runs.list(RunFilter.all(RunFilter.DEFAULT_LIMIT))
         .handle(
-            (all, failure) -> {
+            (page, failure) -> {
               if (failure != null) {
                 open.decrementAndGet();
                 throw ApiErrors.unwrap(failure) instanceof RuntimeException e
@@ -109,8 +113,11 @@ final class RunEventStreams implements AutoCloseable {
                     : new IllegalStateException(failure);
               }
               Subscriber subscriber = new Subscriber(null);
-              subscriber.lastData = listData(all);
-              return stream(subscriber, event("runs", subscriber.lastData), false);
+              page.runs().forEach(run -> subscriber.sentRuns.put(run.runId(), runData(run)));
+              Map<String, Object> first = new LinkedHashMap<>();
+              first.put("runs", page.runs().stream().map(view).toList());
+              first.put("next", page.next().map(RunFilter.Cursor::token).orElse(null));
+              return stream(subscriber, event("runs", json(first)), false);
             });
   }
 
@@ -194,7 +201,8 @@ final class RunEventStreams implements AutoCloseable {
     if (!polling.compareAndSet(false, true)) {
       return; // the last poll has not answered yet: never pile asks up on the coordinator
     }
-    runs.list()
+    runs.active()
+        .thenCompose(active -> withFinals(active))
         .whenComplete(
             (all, failure) -> {
               try {
@@ -211,7 +219,34 @@ final class RunEventStreams implements AutoCloseable {
             });
   }
 
-  /** One second's update: record the samples, then tell every subscriber what changed. */
+  /**
+   * The runs that have not ended, and the final view of each run that was among them a second ago
+   * and is not any more (it ended, and the coordinator filed it): every stream sees how it ended.
+   */
+  private CompletionStage<List<RunView>> withFinals(List<RunView> active) {
+    Set<String> gone = new java.util.HashSet<>(lastActive);
+    active.forEach(run -> gone.remove(run.runId()));
+    lastActive = active.stream().map(RunView::runId).collect(java.util.stream.Collectors.toSet());
+    List<java.util.concurrent.CompletableFuture<java.util.Optional<RunView>>> finals =
+        gone.stream().map(id -> runs.get(id).toCompletableFuture()).toList();
+    return java.util.concurrent.CompletableFuture.allOf(
+            finals.toArray(java.util.concurrent.CompletableFuture[]::new))
+        .handle(
+            (done, failure) -> {
+              List<RunView> all = new java.util.ArrayList<>(active);
+              for (var f : finals) {
+                if (!f.isCompletedExceptionally()) {
+                  f.join().ifPresent(all::add);
+                }
+              }
+              return all;
+            });
+  }
+
+  /**
+   * One second's update: record the samples, then tell every subscriber what changed: the list's
+   * subscribers each run whose view changed, a run's subscribers its progress.
+   */
   synchronized void publish(List<RunView> all, long now) {
     anyRunning = all.stream().anyMatch(run -> !run.state().ended());
     Map<String, RunView> byId = new HashMap<>();
@@ -220,13 +255,21 @@ final class RunEventStreams implements AutoCloseable {
       byId.put(run.runId(), run);
       history.record(run, now).ifPresent(sample -> samples.put(run.runId(), sample));
     }
-    history.retain(all);
-    String listData = null;
+    history.forgetEnded();
+    Map<String, String> data = new HashMap<>();
     for (Subscriber subscriber : subscribers) {
       if (subscriber.runId == null) {
-        listData = listData != null ? listData : listData(all);
-        String data = listData;
-        subscriber.send(data, () -> event("runs", data), now, false);
+        boolean sent = false;
+        for (RunView run : all) {
+          String runData = data.computeIfAbsent(run.runId(), id -> runData(run));
+          if (!runData.equals(subscriber.sentRuns.put(run.runId(), runData))) {
+            subscriber.offer(event("run", runData), now);
+            sent = true;
+          }
+        }
+        if (!sent) {
+          subscriber.heartbeat(now);
+        }
         continue;
       }
       RunView run = byId.get(subscriber.runId);
@@ -234,10 +277,10 @@ final class RunEventStreams implements AutoCloseable {
         subscriber.heartbeat(now);
         continue;
       }
-      String data = json(Map.of("run", view.apply(run)));
+      String runData = data.computeIfAbsent(run.runId(), id -> runData(run));
       RunHistory.Sample sample = samples.get(run.runId());
       subscriber.send(
-          data,
+          runData,
           () -> {
             Map<String, Object> progress = new LinkedHashMap<>();
             progress.put("run", view.apply(run));
@@ -249,8 +292,8 @@ final class RunEventStreams implements AutoCloseable {
     }
   }
 
-  private String listData(List<RunView> all) {
-    return json(Map.of("runs", all.stream().map(view).toList()));
+  private String runData(RunView run) {
+    return json(Map.of("run", view.apply(run)));
   }
 
   /** Ends every stream with a {@code closing} event; the node is going away. */
@@ -292,6 +335,8 @@ final class RunEventStreams implements AutoCloseable {
   /** One open stream: the list of runs ({@code runId} null) or one run. */
   private final class Subscriber {
     final String runId;
+    // the list's streams: what each run looked like when last sent
+    final Map<String, String> sentRuns = new HashMap<>();
     volatile BoundedSourceQueue<ByteString> queue;
     String lastData;
     long lastSent;
@@ -324,7 +369,7 @@ final class RunEventStreams implements AutoCloseable {
       }
     }
 
-    private void offer(ByteString bytes, long now) {
+    void offer(ByteString bytes, long now) {
       QueueOfferResult result = queue.offer(bytes);
       if (result.isEnqueued()) {
         lastSent = now;

@@ -2,15 +2,12 @@ package io.fencekeeper.api;
 
 import io.fencekeeper.run.RunView;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.function.Function;
 
 /**
@@ -103,11 +100,11 @@ final class RunHistory {
     samples.addAll(kept);
   }
 
-  /** Forgets runs that no longer exist, and all but the most recent ended runs. */
-  synchronized void retain(Collection<RunView> runs) {
-    Set<String> present = new HashSet<>();
-    runs.forEach(run -> present.add(run.runId()));
-    series.keySet().retainAll(present);
+  /**
+   * Forgets all but the most recent ended runs (the feed sees only the runs that have not ended,
+   * and each run once more when it ends).
+   */
+  synchronized void forgetEnded() {
     List<Map.Entry<String, Series>> ended =
         series.entrySet().stream()
             .filter(e -> e.getValue().ended)

@@ -20,6 +20,7 @@ import io.fencekeeper.provider.budget.ProviderBudgets;
 import io.fencekeeper.provider.factory.ProviderCatalog;
 import io.fencekeeper.provider.factory.ProviderFactory;
 import io.fencekeeper.provider.sim.SimProviderServer;
+import io.fencekeeper.run.EndedRuns;
 import io.fencekeeper.run.RunCoordinator;
 import io.fencekeeper.run.RunItemStore;
 import io.fencekeeper.run.RunService;
@@ -49,6 +50,7 @@ import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Props;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.cluster.MemberStatus;
 import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
@@ -56,6 +58,7 @@ import org.apache.pekko.cluster.sharding.typed.javadsl.EntityRef;
 import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.cluster.typed.Join;
 import org.apache.pekko.cluster.typed.SelfUp;
+import org.apache.pekko.serialization.jackson.JacksonObjectMapperProvider;
 import org.apache.pekko.cluster.typed.Subscribe;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -191,6 +194,11 @@ public final class FencekeeperNode implements AutoCloseable {
     system.systemActorOf(ReachabilityWatch.create(shards), "reachability-watch", Props.empty());
     ExecutorService blocking = blockingExecutor();
     RunItemStore runItems = new RunItemStore(database);
+    EndedRuns ended =
+        EndedRuns.on(
+            runItems,
+            JacksonObjectMapperProvider.get(Adapter.toClassic(system))
+                .getOrCreate("jackson-json", Optional.empty()));
     ItemGateway items = new ShardedItems(system, itemAskTimeout(settings.lease()), CLAIM_TIMEOUT);
     int workers = b.workers != null ? b.workers : settings.workers();
     ProviderCatalog catalog = ProviderCatalog.fromConfig(b.config);
@@ -205,6 +213,7 @@ public final class FencekeeperNode implements AutoCloseable {
             new RunCoordinator.Dependencies(
                 b.clock,
                 runItems,
+                ended,
                 items,
                 shards,
                 blocking,
@@ -231,6 +240,7 @@ public final class FencekeeperNode implements AutoCloseable {
             system,
             coordinator,
             runItems,
+            ended,
             new ScopeReader(ScopeSettings.fromConfig(b.config)),
             items,
             blocking,

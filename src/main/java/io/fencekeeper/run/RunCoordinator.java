@@ -74,6 +74,7 @@ public final class RunCoordinator
   public record Dependencies(
       Clock clock,
       RunItemStore store,
+      EndedRuns ended,
       ItemGateway items,
       ItemShards shards,
       Executor blocking,
@@ -146,6 +147,16 @@ public final class RunCoordinator
   /** A run's dispatcher kept failing on a node: the run ends FAILED with the reason. */
   record DispatchFailed(String runId, String reason) implements Command {}
 
+  /** Ended runs written to {@code run_record}, with the counters written for each. */
+  record Filed(Map<String, RunSignals> written, Throwable failure) implements Command {}
+
+  /**
+   * A command about a run the coordinator does not hold, with what {@code run_record} says of it
+   * (an ended run it filed, or none).
+   */
+  record LookedUp(Command command, Optional<EndedRuns.Filed> filed, Throwable failure)
+      implements Command {}
+
   /** The run's counters have read the journal to its end (or could not): the run may end. */
   record CountersFinal(
       String runId, RunState state, RunProgress progress, String reason, Throwable failure)
@@ -191,6 +202,15 @@ public final class RunCoordinator
 
   public record GovernorChanged(GovernorSettings settings, Instant at) implements Event {}
 
+  /**
+   * Ended runs filed in {@code run_record} ({@link EndedRuns}): the coordinator forgets them, so its
+   * memory and snapshots hold only the runs that have not ended.
+   */
+  public record RunsFiled(List<String> runIds, Instant at) implements Event {}
+
+  /** A filed run taken back (to be resumed): its record and its counters as filed. */
+  public record RunUnfiled(RunRecord record, RunSignals signals, Instant at) implements Event {}
+
   /** The runs' counters grew by {@code deltas}, from the journal up to {@code offset}. */
   public record SignalsCounted(long offset, Map<String, RunSignals> deltas, Instant at)
       implements Event {}
@@ -221,10 +241,31 @@ public final class RunCoordinator
       return signals.getOrDefault(runId, RunSignals.NONE);
     }
 
+    /** Only the runs held here count here; a filed run's counters grow in {@code run_record}. */
     State onSignalsCounted(SignalsCounted e) {
       Map<String, RunSignals> next = new TreeMap<>(signals);
-      e.deltas().forEach((runId, delta) -> next.merge(runId, delta, RunSignals::plus));
+      e.deltas()
+          .forEach(
+              (runId, delta) -> {
+                if (runs.containsKey(runId)) {
+                  next.merge(runId, delta, RunSignals::plus);
+                }
+              });
       return new State(runs, governor, next, e.offset());
+    }
+
+    State onFiled(RunsFiled e) {
+      Map<String, RunRecord> nextRuns = new TreeMap<>(runs);
+      Map<String, RunSignals> nextSignals = new TreeMap<>(signals);
+      e.runIds().forEach(nextRuns::remove);
+      e.runIds().forEach(nextSignals::remove);
+      return new State(nextRuns, governor, nextSignals, signalOffset);
+    }
+
+    State onUnfiled(RunUnfiled e) {
+      Map<String, RunSignals> nextSignals = new TreeMap<>(signals);
+      nextSignals.put(e.record().runId(), e.signals());
+      return new State(runs, governor, nextSignals, signalOffset).with(e.record());
     }
 
     State onCreated(RunCreated e) {
@@ -260,6 +301,8 @@ public final class RunCoordinator
   private final LiveRuns live;
   private UniqueKillSwitch projection;
   private long ticks;
+  // ended runs being written to run_record
+  private final Set<String> filing = new java.util.HashSet<>();
 
   private RunCoordinator(ActorContext<Command> ctx, TimerScheduler<Command> timers, Dependencies deps) {
     super(PERSISTENCE_ID);
@@ -322,6 +365,7 @@ public final class RunCoordinator
   /** Continues where the previous coordinator stopped: the nodes dispatched on meanwhile. */
   private void onRecovered(State state) {
     projection = SignalProjection.start(ctx.getSystem(), state.signalOffset(), ctx.getSelf());
+    fileEnded(state); // a journal of an older version holds every run ever: filed now
     for (RunRecord run : state.runs().values()) {
       if (run.state() == RunState.RUNNING) {
         live.start(run, governor(state), true);
@@ -356,6 +400,8 @@ public final class RunCoordinator
         .onCommand(ItemsCounted.class, this::onItemsCounted)
         .onCommand(DispatchFailed.class, this::onDispatchFailed)
         .onCommand(CountersFinal.class, this::onCountersFinal)
+        .onCommand(Filed.class, this::onFiled)
+        .onCommand(LookedUp.class, this::onLookedUp)
         .onCommand(SignalsRead.class, this::onSignalsRead)
         .build();
   }
@@ -367,29 +413,40 @@ public final class RunCoordinator
   }
 
   private ReplyEffect<Event, State> onCreate(State state, CreateRun cmd) {
-    RunRequest request = cmd.request();
-    RunRecord existing = state.runs().get(request.runId());
+    RunRecord existing = state.runs().get(cmd.request().runId());
     if (existing != null) {
-      List<String> differences = existing.request().differencesFrom(request);
-      // a null digest: the caller did not read the scope again (same file or query named)
-      if (cmd.scopeDigest() != null
-          && !existing.scopeDigest().equals(cmd.scopeDigest())
-          && !differences.contains("scope")) {
-        differences.add("scope contents (the accounts are not the same)");
-      }
-      if (differences.isEmpty()) {
-        return Effect().reply(cmd.replyTo(), new AlreadyExists(view(state, existing)));
-      }
-      return Effect()
-          .reply(
-              cmd.replyTo(),
-              new Conflict(
-                  "run "
-                      + request.runId()
-                      + " already exists with different parameters: "
-                      + String.join(", ", differences),
-                  view(state, existing)));
+      return answerExisting(cmd, existing, view(state, existing));
     }
+    return lookUp(cmd, cmd.request().runId()); // it may have ended and been filed
+  }
+
+  /** The run exists: the same parameters answer it, others are a conflict that names them. */
+  private ReplyEffect<Event, State> answerExisting(
+      CreateRun cmd, RunRecord existing, RunView view) {
+    RunRequest request = cmd.request();
+    List<String> differences = existing.request().differencesFrom(request);
+    // a null digest: the caller did not read the scope again (same file or query named)
+    if (cmd.scopeDigest() != null
+        && !existing.scopeDigest().equals(cmd.scopeDigest())
+        && !differences.contains("scope")) {
+      differences.add("scope contents (the accounts are not the same)");
+    }
+    if (differences.isEmpty()) {
+      return Effect().reply(cmd.replyTo(), new AlreadyExists(view));
+    }
+    return Effect()
+        .reply(
+            cmd.replyTo(),
+            new Conflict(
+                "run "
+                    + request.runId()
+                    + " already exists with different parameters: "
+                    + String.join(", ", differences),
+                view));
+  }
+
+  private ReplyEffect<Event, State> create(State state, CreateRun cmd) {
+    RunRequest request = cmd.request();
     if (cmd.scopeId() == null) {
       return Effect()
           .reply(
@@ -430,8 +487,13 @@ public final class RunCoordinator
   private ReplyEffect<Event, State> onResume(State state, ResumeRun cmd) {
     RunRecord run = state.runs().get(cmd.runId());
     if (run == null) {
-      return Effect().reply(cmd.replyTo(), unknownRun(cmd.runId()));
+      return lookUp(cmd, cmd.runId());
     }
+    return resume(cmd, run, List.of());
+  }
+
+  /** {@code first}: an event that takes a filed run back before it is resumed. */
+  private ReplyEffect<Event, State> resume(ResumeRun cmd, RunRecord run, List<Event> first) {
     if (cmd.newDeadline() == null || !cmd.newDeadline().isAfter(clock.instant())) {
       return refuse(cmd.replyTo(), "invalid_deadline", "the new deadline must be in the future");
     }
@@ -442,8 +504,10 @@ public final class RunCoordinator
       return refuse(
           cmd.replyTo(), "run_succeeded", "run " + run.runId() + " SUCCEEDED: nothing to resume");
     }
+    List<Event> events = new java.util.ArrayList<>(first);
+    events.add(new RunResumed(run.runId(), cmd.newDeadline(), clock.instant()));
     return Effect()
-        .persist(new RunResumed(run.runId(), cmd.newDeadline(), clock.instant()))
+        .persist(events)
         .thenRun(
             s -> {
               RunRecord resumed = s.runs().get(run.runId());
@@ -456,7 +520,7 @@ public final class RunCoordinator
   private ReplyEffect<Event, State> onCancel(State state, CancelRun cmd) {
     RunRecord run = state.runs().get(cmd.runId());
     if (run == null) {
-      return Effect().reply(cmd.replyTo(), unknownRun(cmd.runId()));
+      return lookUp(cmd, cmd.runId());
     }
     if (run.state() != RunState.RUNNING) {
       return refuse(
@@ -487,6 +551,121 @@ public final class RunCoordinator
     return state.governor() != null ? state.governor() : deps.governor();
   }
 
+  // --- ended runs: filed in run_record, looked up there ---------------------------------------
+
+  /** Asks {@code run_record} about a run this coordinator does not hold, then handles the command. */
+  private ReplyEffect<Event, State> lookUp(Command command, String runId) {
+    ctx.pipeToSelf(
+        java.util.concurrent.CompletableFuture.supplyAsync(
+            () -> deps.ended().find(runId), deps.blocking()),
+        (filed, failure) -> new LookedUp(command, filed, failure));
+    return Effect().noReply();
+  }
+
+  /**
+   * A command about a run not held here, with what {@code run_record} holds of it. The run may
+   * have been created meanwhile: then the command is handled as if it had just arrived. When the
+   * table could not be read, nobody is answered (the caller's ask times out: the node is
+   * unavailable) rather than a create that could stage an existing run twice.
+   */
+  private ReplyEffect<Event, State> onLookedUp(State state, LookedUp looked) {
+    if (looked.failure() != null) {
+      ctx.getLog().warn("ended runs could not be read: {}", summary(looked.failure()));
+      return Effect().noReply();
+    }
+    Optional<EndedRuns.Filed> filed = looked.filed();
+    Command command = looked.command();
+    if (command instanceof CreateRun create) {
+      RunRecord held = state.runs().get(create.request().runId());
+      if (held != null) {
+        return answerExisting(create, held, view(state, held));
+      }
+      return filed.isPresent()
+          ? answerExisting(create, filed.get().record(), filed.get().view())
+          : create(state, create);
+    }
+    if (command instanceof ResumeRun resume) {
+      RunRecord held = state.runs().get(resume.runId());
+      if (held != null) {
+        return resume(resume, held, List.of());
+      }
+      if (filed.isEmpty()) {
+        return Effect().reply(resume.replyTo(), unknownRun(resume.runId()));
+      }
+      EndedRuns.Filed run = filed.get();
+      return resume(
+          resume,
+          run.record(),
+          List.of(new RunUnfiled(run.record(), run.signals(), clock.instant())));
+    }
+    if (command instanceof CancelRun cancel) {
+      if (state.runs().containsKey(cancel.runId())) {
+        return onCancel(state, cancel);
+      }
+      return filed.isEmpty()
+          ? Effect().reply(cancel.replyTo(), unknownRun(cancel.runId()))
+          : refuse(
+              cancel.replyTo(),
+              "run_ended",
+              "run " + cancel.runId() + " already ended " + filed.get().record().state());
+    }
+    return Effect().noReply();
+  }
+
+  /**
+   * Writes the ended runs this coordinator still holds to {@code run_record}; once written, they
+   * are forgotten here ({@link RunsFiled}). Tried again every second until it succeeds.
+   */
+  private void fileEnded(State state) {
+    Map<String, RunRecord> ended = new TreeMap<>();
+    state.runs().forEach((id, run) -> {
+      if (run.state().ended() && !filing.contains(id)) {
+        ended.put(id, run);
+      }
+    });
+    if (ended.isEmpty()) {
+      return;
+    }
+    filing.addAll(ended.keySet());
+    Map<String, RunSignals> signals = new TreeMap<>();
+    ended.keySet().forEach(id -> signals.put(id, state.signalsOf(id)));
+    ctx.pipeToSelf(
+        java.util.concurrent.CompletableFuture.supplyAsync(
+            () -> {
+              ended.forEach((id, run) -> deps.ended().file(run, signals.get(id)));
+              return signals;
+            },
+            deps.blocking()),
+        (written, failure) -> new Filed(failure == null ? written : signals, failure));
+  }
+
+  /**
+   * The runs are in {@code run_record}: forgotten here, unless one was resumed meanwhile or its
+   * counters grew since they were written (it is written again with the next tick).
+   */
+  private ReplyEffect<Event, State> onFiled(State state, Filed filed) {
+    filing.removeAll(filed.written().keySet());
+    if (filed.failure() != null) {
+      ctx.getLog().warn("ended runs not filed, trying again: {}", summary(filed.failure()));
+      return Effect().noReply();
+    }
+    List<String> done =
+        filed.written().entrySet().stream()
+            .filter(
+                e -> {
+                  RunRecord run = state.runs().get(e.getKey());
+                  return run != null
+                      && run.state().ended()
+                      && state.signalsOf(e.getKey()).equals(e.getValue());
+                })
+            .map(Map.Entry::getKey)
+            .toList();
+    if (done.isEmpty()) {
+      return Effect().noReply();
+    }
+    return Effect().persist(new RunsFiled(done, clock.instant())).thenNoReply();
+  }
+
   /** The deadline, by the coordinator's clock; then, once a second, the steering of every run. */
   private ReplyEffect<Event, State> onTick(State state, Tick tick) {
     Instant now = clock.instant();
@@ -498,6 +677,7 @@ public final class RunCoordinator
     }
     if (++ticks % STEER_EVERY_TICKS == 0) {
       live.tick();
+      fileEnded(state);
     }
     return Effect().noReply();
   }
@@ -602,6 +782,7 @@ public final class RunCoordinator
             s -> {
               ctx.getLog().info("run {} ended {}: {} ({})", runId, end, progress.counts(), reason);
               live.ended(runId);
+              fileEnded(s);
             })
         .thenNoReply();
   }
@@ -630,8 +811,30 @@ public final class RunCoordinator
     }
     return Effect()
         .persist(new SignalsCounted(offset, deltas, clock.instant()))
-        .thenRun(s -> deltas.forEach(live::signalsSeen))
+        .thenRun(
+            s -> {
+              deltas.forEach(live::signalsSeen);
+              deltas.forEach(
+                  (runId, delta) -> {
+                    if (!s.runs().containsKey(runId)) {
+                      addToFiled(runId, delta);
+                    }
+                  });
+            })
         .thenReply(read.replyTo(), State::signalOffset);
+  }
+
+  /** A filed run's counters grow in {@code run_record} (a late holder refused after its end). */
+  private void addToFiled(String runId, RunSignals delta) {
+    org.slf4j.Logger log = ctx.getLog();
+    java.util.concurrent.CompletableFuture.runAsync(
+            () -> deps.ended().addSignals(runId, delta), deps.blocking())
+        .whenComplete(
+            (ok, failure) -> {
+              if (failure != null) {
+                log.warn("run {}: counters of the ended run not updated: {}", runId, failure.toString());
+              }
+            });
   }
 
   private ReplyEffect<Event, State> refuse(
@@ -657,6 +860,8 @@ public final class RunCoordinator
         .onEvent(CancelRequested.class, State::onCancelRequested)
         .onEvent(GovernorChanged.class, State::onGovernorChanged)
         .onEvent(SignalsCounted.class, State::onSignalsCounted)
+        .onEvent(RunsFiled.class, State::onFiled)
+        .onEvent(RunUnfiled.class, State::onUnfiled)
         .build();
   }
 }

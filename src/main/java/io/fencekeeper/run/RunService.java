@@ -16,7 +16,11 @@ import java.io.InputStream;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -66,6 +70,7 @@ public final class RunService {
   private final ActorSystem<?> system;
   private final ActorRef<RunCoordinator.Command> coordinator;
   private final RunItemStore store;
+  private final EndedRuns ended;
   private final ScopeReader scopes;
   private final Executor blocking;
   private final Duration askTimeout;
@@ -83,6 +88,7 @@ public final class RunService {
       ActorSystem<?> system,
       ActorRef<RunCoordinator.Command> coordinator,
       RunItemStore store,
+      EndedRuns ended,
       ScopeReader scopes,
       ItemGateway items,
       Executor blocking,
@@ -98,6 +104,7 @@ public final class RunService {
     this.items = items;
     this.coordinator = coordinator;
     this.store = store;
+    this.ended = ended;
     this.scopes = scopes;
     this.blocking = blocking;
     this.askTimeout = askTimeout;
@@ -110,7 +117,7 @@ public final class RunService {
             new RunStaging.Coordinator() {
               @Override
               public CompletionStage<Optional<RunView>> get(String runId) {
-                return known(runId);
+                return heldOrFiled(runId);
               }
 
               @Override
@@ -300,11 +307,12 @@ public final class RunService {
   }
 
   /**
-   * The run as the coordinator knows it or, before that, as it is being staged (STAGING, or FAILED
-   * with the reason when staging failed after the client was told STAGING).
+   * The run as the coordinator holds it, as filed once it ended, or, before the coordinator knows
+   * it, as it is being staged (STAGING, or FAILED with the reason when staging failed after the
+   * client was told STAGING).
    */
   public CompletionStage<Optional<RunView>> get(String runId) {
-    return known(runId)
+    return heldOrFiled(runId)
         .thenCompose(
             run ->
                 run.isPresent()
@@ -313,7 +321,17 @@ public final class RunService {
                         () -> stagingTable.find(runId).map(StagingRows::view), blocking));
   }
 
-  private CompletionStage<Optional<RunView>> known(String runId) {
+  private CompletionStage<Optional<RunView>> heldOrFiled(String runId) {
+    return held(runId)
+        .thenCompose(
+            run ->
+                run.isPresent()
+                    ? CompletableFuture.completedFuture(run)
+                    : CompletableFuture.supplyAsync(
+                        () -> ended.find(runId).map(EndedRuns.Filed::view), blocking));
+  }
+
+  private CompletionStage<Optional<RunView>> held(String runId) {
     return Stages.on(
             AskPattern.<RunCoordinator.Command, RunCoordinator.RunLookup>ask(
                 coordinator,
@@ -324,27 +342,92 @@ public final class RunService {
         .thenApply(lookup -> Optional.ofNullable(lookup.run()));
   }
 
-  /** Every run the coordinator knows, then the runs still being staged. */
-  public CompletionStage<List<RunView>> list() {
-    return Stages.on(
-            AskPattern.<RunCoordinator.Command, RunCoordinator.RunList>ask(
-                coordinator, RunCoordinator.ListRuns::new, askTimeout, system.scheduler()),
-            system.executionContext())
-        .thenApply(RunCoordinator.RunList::runs)
+  /**
+   * The runs that have not ended (and those that ended a moment ago, not yet filed), then the runs
+   * being staged: what a live view polls, never growing with history.
+   */
+  public CompletionStage<List<RunView>> active() {
+    return heldRuns()
         .thenCompose(
             runs ->
                 CompletableFuture.supplyAsync(
                     () -> {
-                      java.util.Set<String> known = new java.util.HashSet<>();
-                      runs.forEach(run -> known.add(run.runId()));
-                      List<RunView> all = new java.util.ArrayList<>(runs);
-                      stagingTable.all().stream()
-                          .filter(row -> !known.contains(row.runId()))
-                          .map(StagingRows::view)
-                          .forEach(all::add);
+                      List<RunView> all = new ArrayList<>(runs);
+                      all.addAll(staging(runIds(runs)));
                       return all;
                     },
                     blocking));
+  }
+
+  private CompletionStage<List<RunView>> heldRuns() {
+    return Stages.on(
+            AskPattern.<RunCoordinator.Command, RunCoordinator.RunList>ask(
+                coordinator, RunCoordinator.ListRuns::new, askTimeout, system.scheduler()),
+            system.executionContext())
+        .thenApply(RunCoordinator.RunList::runs);
+  }
+
+  /** The runs still being staged that the coordinator does not know yet. */
+  private List<RunView> staging(Set<String> known) {
+    return stagingTable.all().stream()
+        .filter(row -> !known.contains(row.runId()))
+        .map(StagingRows::view)
+        .toList();
+  }
+
+  private static Set<String> runIds(List<RunView> runs) {
+    Set<String> ids = new HashSet<>();
+    runs.forEach(run -> ids.add(run.runId()));
+    return ids;
+  }
+
+  /** One page of a list of runs, and where the next page starts (empty: this was the last). */
+  public record RunPage(List<RunView> runs, Optional<RunFilter.Cursor> next) {}
+
+  /**
+   * The runs {@code filter} selects, newest first, one page: the runs the coordinator holds, those
+   * being staged and the filed ones, each once (the coordinator's view of a run wins over a filed
+   * one: a resumed run is held again).
+   */
+  public CompletionStage<RunPage> list(RunFilter filter) {
+    return heldRuns()
+        .thenCompose(
+            runs ->
+                CompletableFuture.supplyAsync(
+                    () -> {
+                      Map<String, RunView> merged = new HashMap<>();
+                      runs.stream().filter(filter::matches).forEach(r -> merged.put(r.runId(), r));
+                      staging(runIds(runs)).stream()
+                          .filter(filter::matches)
+                          .forEach(r -> merged.putIfAbsent(r.runId(), r));
+                      // enough filed runs for a full page whatever the others take of it
+                      for (EndedRuns.Filed filed :
+                          ended.page(filter, filter.limit() + merged.size())) {
+                        merged.putIfAbsent(filed.record().runId(), filed.view());
+                      }
+                      List<RunView> sorted = new ArrayList<>(merged.values());
+                      sorted.sort(RunFilter.NEWEST_FIRST);
+                      List<RunView> page = sorted.subList(0, Math.min(filter.limit(), sorted.size()));
+                      Optional<RunFilter.Cursor> next =
+                          sorted.size() > filter.limit()
+                              ? Optional.of(RunFilter.Cursor.of(page.get(page.size() - 1)))
+                              : Optional.empty();
+                      return new RunPage(List.copyOf(page), next);
+                    },
+                    blocking));
+  }
+
+  /** Which of {@code runIds} exist (held, filed or being staged): for the nightly schedules. */
+  public CompletionStage<Set<String>> existing(Set<String> runIds) {
+    List<CompletableFuture<Optional<RunView>>> lookups =
+        runIds.stream().map(id -> get(id).toCompletableFuture()).toList();
+    return CompletableFuture.allOf(lookups.toArray(CompletableFuture[]::new))
+        .thenApply(
+            done -> {
+              Set<String> found = new HashSet<>();
+              lookups.forEach(l -> l.join().ifPresent(run -> found.add(run.runId())));
+              return found;
+            });
   }
 
   /**

@@ -1,6 +1,7 @@
-// The runs page: every run with its state, progress, counts, deadline outlook, backlog age and
-// rate, live from GET /api/events/runs.
-import { follow } from './api.js';
+// The runs page: the runs, newest first, with their state, progress, counts, deadline outlook,
+// backlog age and rate, live from GET /api/events/runs (the first page, then every run that
+// changes); "Older runs" pages further back through GET /api/runs.
+import { call, follow } from './api.js';
 import { fill, h } from './dom.js';
 import { duration, LEVEL_MARK, num, outlook, percent, rate, time, utc } from './format.js';
 
@@ -40,7 +41,23 @@ export function runsView(main) {
 
   // rows are updated in place, never rebuilt: a link that has the keyboard focus keeps it
   const rows = new Map();
+  const known = new Map();
+  let next = null;
   let tbody = null;
+  const more = h('button', { type: 'button', class: 'button more-runs', hidden: true }, 'Older runs');
+  more.addEventListener('click', async () => {
+    more.disabled = true;
+    try {
+      const page = await call(`/api/runs?cursor=${encodeURIComponent(next)}`, { signal: controller.signal });
+      page.runs.forEach((run) => known.set(run.runId, run));
+      next = page.next;
+      render([...known.values()]);
+    } catch (error) {
+      more.textContent = `Older runs (failed: ${error.message})`;
+    } finally {
+      more.disabled = false;
+    }
+  });
 
   function cells(run) {
     return [
@@ -67,10 +84,11 @@ export function runsView(main) {
       tbody = h('tbody');
       const head = ['Run', 'State', 'Progress', 'Deadline', 'Projected finish', 'Backlog age', 'Rate'];
       fill(body, h('table', { class: 'table runs-table' },
-        h('caption', { class: 'visually-hidden' }, 'Every run, running ones first'),
+        h('caption', { class: 'visually-hidden' }, 'The runs, running ones first, then the newest'),
         h('thead', {}, h('tr', {}, head.map((c) => h('th', { scope: 'col' }, c)))),
-        tbody));
+        tbody), more);
     }
+    more.hidden = !next;
     const sorted = [...runs].sort((a, b) => (ORDER[a.state] ?? 1) - (ORDER[b.state] ?? 1) || Date.parse(b.createdAt) - Date.parse(a.createdAt));
     const present = new Set(sorted.map((run) => run.runId));
     for (const [id, row] of rows) if (!present.has(id)) { row.remove(); rows.delete(id); }
@@ -90,7 +108,18 @@ export function runsView(main) {
 
   follow('/api/events/runs', {
     signal: controller.signal,
-    onEvent: (name, data) => { if (name === 'runs') render(data.runs); },
+    onEvent: (name, data) => {
+      if (name === 'runs') {
+        known.clear();
+        data.runs.forEach((run) => known.set(run.runId, run));
+        next = data.next;
+      } else if (name === 'run') {
+        known.set(data.run.runId, data.run);
+      } else {
+        return;
+      }
+      render([...known.values()]);
+    },
     onState: (state, detail) => {
       live.textContent = state === 'live' ? '● live' : `reconnecting… ${detail && detail.message ? `(${detail.message})` : ''}`;
       live.className = `live live-${state}`;

@@ -3,7 +3,6 @@ package io.fencekeeper.run.schedule;
 import io.fencekeeper.run.RunCoordinator;
 import io.fencekeeper.run.RunRequest;
 import io.fencekeeper.run.RunService;
-import io.fencekeeper.run.RunView;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.LocalDate;
@@ -50,11 +49,16 @@ public final class ScheduleKeeper {
       return CompletableFuture.completedFuture(new Review(List.of(), List.of(), List.of()));
     }
     Instant now = clock.instant();
-    return runs.list()
+    // the runs of each schedule's latest firing: asked for by id, whatever the history holds
+    Set<String> latest =
+        schedules.stream()
+            .map(schedule -> ScheduleCalendar.latestFiringAtOrBefore(schedule, now))
+            .flatMap(java.util.Optional::stream)
+            .map(Firing::runId)
+            .collect(Collectors.toSet());
+    return runs.existing(latest)
         .thenCompose(
-            existing -> {
-              Set<String> runIds =
-                  existing.stream().map(RunView::runId).collect(Collectors.toSet());
+            runIds -> {
               List<String> created = Collections.synchronizedList(new ArrayList<>());
               List<String> duplicates = Collections.synchronizedList(new ArrayList<>());
               List<String> missedNow = new ArrayList<>();

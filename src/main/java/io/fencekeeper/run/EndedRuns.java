@@ -1,0 +1,164 @@
+package io.fencekeeper.run;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Collectors;
+import javax.sql.DataSource;
+
+/**
+ * The runs that ended, filed in {@code run_record} (docs/design.md, "Runs and the coordinator"):
+ * the coordinator keeps only the runs that have not ended, so neither its memory, its snapshots
+ * nor a list of runs grows with history. A run's record and counters are kept as JSON, its state,
+ * job, dates for the list's filters. Calls block: callers run them on the blocking executor.
+ */
+public final class EndedRuns {
+
+  /** A filed run: what the coordinator knew, and its counters from the journal. */
+  public record Filed(RunRecord record, RunSignals signals) {
+    public RunView view() {
+      return RunView.of(record, null, signals);
+    }
+  }
+
+  private final DataSource dataSource;
+  private final ObjectMapper json;
+
+  EndedRuns(DataSource dataSource, ObjectMapper json) {
+    this.dataSource = dataSource;
+    this.json = json;
+  }
+
+  /** On the run tables' database and connections; {@code json} as the node writes JSON. */
+  public static EndedRuns on(RunItemStore store, ObjectMapper json) {
+    return new EndedRuns(store.dataSource(), json);
+  }
+
+  /** Files the run (again, if it was filed before: a resumed run that ended again). */
+  public void file(RunRecord record, RunSignals signals) {
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(false);
+      try (PreparedStatement delete = c.prepareStatement("DELETE FROM run_record WHERE run_id = ?");
+          PreparedStatement insert =
+              c.prepareStatement(
+                  "INSERT INTO run_record (run_id, job, business_date, state, created_at, ended_at,"
+                      + " record, signals) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")) {
+        delete.setString(1, record.runId());
+        delete.executeUpdate();
+        insert.setString(1, record.runId());
+        insert.setString(2, record.request().job());
+        insert.setString(3, record.request().businessDate().toString());
+        insert.setString(4, record.state().name());
+        insert.setTimestamp(5, Timestamp.from(record.createdAt()));
+        insert.setTimestamp(6, record.endedAt() == null ? null : Timestamp.from(record.endedAt()));
+        insert.setString(7, json.writeValueAsString(record));
+        insert.setString(8, json.writeValueAsString(signals));
+        insert.executeUpdate();
+        c.commit();
+      } catch (SQLException | JsonProcessingException | RuntimeException e) {
+        c.rollback();
+        throw e;
+      }
+    } catch (SQLException | JsonProcessingException e) {
+      throw new IllegalStateException("could not file run " + record.runId() + ": " + e.getMessage(), e);
+    }
+  }
+
+  public Optional<Filed> find(String runId) {
+    List<Filed> found =
+        query("SELECT record, signals FROM run_record WHERE run_id = ?", List.of(runId));
+    return found.stream().findFirst();
+  }
+
+  /**
+   * One page of the filed runs that match {@code filter}, newest first; up to {@code limit} rows
+   * (the caller asks for more than a page when it merges other runs in).
+   */
+  public List<Filed> page(RunFilter filter, int limit) {
+    StringBuilder sql = new StringBuilder("SELECT record, signals FROM run_record WHERE 1 = 1");
+    List<Object> params = new ArrayList<>();
+    if (!filter.states().isEmpty()) {
+      sql.append(" AND state IN (")
+          .append(filter.states().stream().map(s -> "?").collect(Collectors.joining(", ")))
+          .append(")");
+      filter.states().stream().map(Enum::name).sorted().forEach(params::add);
+    }
+    if (filter.job() != null) {
+      sql.append(" AND job = ?");
+      params.add(filter.job());
+    }
+    if (filter.from() != null) {
+      sql.append(" AND business_date >= ?");
+      params.add(filter.from().toString());
+    }
+    if (filter.to() != null) {
+      sql.append(" AND business_date <= ?");
+      params.add(filter.to().toString());
+    }
+    if (filter.after() != null) {
+      sql.append(" AND (created_at < ? OR (created_at = ? AND run_id > ?))");
+      Timestamp at = Timestamp.from(filter.after().createdAt());
+      params.add(at);
+      params.add(at);
+      params.add(filter.after().runId());
+    }
+    sql.append(" ORDER BY created_at DESC, run_id ASC LIMIT ?");
+    params.add(limit);
+    return query(sql.toString(), params);
+  }
+
+  /** Counters that grew after the run was filed (a late holder refused, say). */
+  public void addSignals(String runId, RunSignals delta) {
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(false);
+      try (PreparedStatement read =
+              c.prepareStatement("SELECT signals FROM run_record WHERE run_id = ? FOR UPDATE");
+          PreparedStatement write =
+              c.prepareStatement("UPDATE run_record SET signals = ? WHERE run_id = ?")) {
+        read.setString(1, runId);
+        try (ResultSet rs = read.executeQuery()) {
+          if (rs.next()) {
+            RunSignals now = json.readValue(rs.getString(1), RunSignals.class).plus(delta);
+            write.setString(1, json.writeValueAsString(now));
+            write.setString(2, runId);
+            write.executeUpdate();
+          }
+        }
+        c.commit();
+      } catch (SQLException | JsonProcessingException | RuntimeException e) {
+        c.rollback();
+        throw e;
+      }
+    } catch (SQLException | JsonProcessingException e) {
+      throw new IllegalStateException("could not count on run " + runId + ": " + e.getMessage(), e);
+    }
+  }
+
+  private List<Filed> query(String sql, List<?> params) {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      for (int i = 0; i < params.size(); i++) {
+        ps.setObject(i + 1, params.get(i));
+      }
+      List<Filed> found = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          found.add(
+              new Filed(
+                  json.readValue(rs.getString(1), RunRecord.class),
+                  json.readValue(rs.getString(2), RunSignals.class)));
+        }
+      }
+      return found;
+    } catch (SQLException | JsonProcessingException e) {
+      throw new IllegalStateException("could not read ended runs: " + e.getMessage(), e);
+    }
+  }
+}
