@@ -37,8 +37,7 @@ import org.apache.pekko.cluster.typed.Cluster;
  * statuses go back to {@code run_item} in batches, and a tally per shard goes to the node's {@link
  * DispatchAgent} once a second. Pools elsewhere may take what this node's own pool cannot (a
  * steal: this node has no pool, or its pool is full or leaving). It wires its parts: {@link
- * StatusBoard}, {@link WorkQueue}, {@link ShardPaging}, {@link ShardTallies}, {@link
- * QuarantinedItems}, {@link ProgressMeter}.
+ * NodeItems} (the items and their rules), {@link ShardPaging}, {@link ProgressMeter}.
  */
 public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
 
@@ -48,12 +47,6 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
 
   /** Reports (and status writes) every this many ticks: once a second. */
   static final int REPORT_EVERY_TICKS = 4;
-
-  /**
-   * How long an item whose claim went unanswered waits: its shard is moving, or this node is
-   * overloaded; the claim tells the truth when it is offered again.
-   */
-  static final Duration UNANSWERED_WAIT = Duration.ofSeconds(5);
 
   /** The dispatcher's own messages; pools speak {@link WorkProtocol}. */
   public sealed interface Command extends ToDispatcher {}
@@ -109,11 +102,9 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
   private final Instant startedAt;
   private final Address self;
 
-  private final StatusBoard board;
+  private final NodeItems items;
   private final WorkQueue queue;
   private final ShardPaging paging = new ShardPaging();
-  private final ShardTallies tallies;
-  private final QuarantinedItems quarantined;
   private final ProgressMeter meter = new ProgressMeter();
   private final ArrayDeque<RequestWork> demand = new ArrayDeque<>();
   private final LeavingPools leavingPools;
@@ -140,11 +131,8 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
     this.deps = deps;
     this.reportTo = reportTo;
     this.startedAt = deps.clock().instant();
-    int items = Math.toIntExact(run.itemCount());
-    this.board = new StatusBoard(items);
-    this.queue = new WorkQueue(board);
-    this.tallies = new ShardTallies(items);
-    this.quarantined = new QuarantinedItems(board);
+    this.items = new NodeItems(Math.toIntExact(run.itemCount()));
+    this.queue = items.queue;
     this.self = Cluster.get(ctx.getSystem()).selfMember().address();
     this.leavingPools = new LeavingPools(Cluster.get(ctx.getSystem()));
     this.slice = Math.max(0, first.slice());
@@ -346,35 +334,13 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
     if (stopping || hosted == null || !hosted.contains(page.shard())) {
       return this; // the shard left while its page was read: its new host pages it
     }
-    List<WorkQueue.Ref> first = new java.util.ArrayList<>();
-    for (ScopeRows.Row row : page.rows()) {
-      int seq = row.seq();
-      tallies.place(seq, page.shard());
-      if (board.get(seq) != StatusBoard.READY) {
-        continue; // known already: in flight, waiting, or settled
-      }
-      WorkQueue.Ref ref =
-          new WorkQueue.Ref(seq, run.itemId(row.accountId(), row.cursor()), page.shard());
-      if (row.status() == ScopeRows.DONE) {
-        settle(seq, StatusBoard.DONE, false);
-      } else if (run.resumes() > 0 || row.status() == ScopeRows.CLOSED) {
-        reopen(ref);
-      } else if (row.status() == ScopeRows.FAILED) {
-        settle(seq, StatusBoard.FAILED, false);
-      } else if (arrived) {
-        first.add(ref); // its old node may have held it: a takeover may be due
-      } else {
-        queue.ready(ref);
-      }
-    }
-    queue.readyFirst(first);
+    items.intake(run, page.shard(), page.rows(), arrived).forEach(this::reopen);
     serveDemand();
     return this;
   }
 
   /** A resumed run reopens what the deadline closed; DONE items are never redone. */
   private void reopen(WorkQueue.Ref ref) {
-    board.mark(ref.seq(), StatusBoard.WAITING);
     ActorRef<ToDispatcher> me = getContext().getSelf();
     deps.items()
         .reopen(ref.itemId())
@@ -388,102 +354,49 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
   }
 
   private Behavior<ToDispatcher> onReopened(Reopened reopened) {
-    int seq = reopened.ref().seq();
-    if (reopened.reply() instanceof WorkItem.Accepted a
-        && a.item().status() == WorkItem.Status.DONE) {
-      settle(seq, StatusBoard.DONE, true);
-    } else if (!stopping
-        && board.get(seq) == StatusBoard.WAITING
-        && hosted != null
-        && hosted.contains(reopened.ref().shard())) {
-      queue.ready(reopened.ref()); // on no answer too: the claim tells the truth
-    } else if (board.get(seq) == StatusBoard.WAITING) {
-      board.mark(seq, StatusBoard.READY); // its shard left: paged anew if it comes back
-    }
+    // on no answer too it is handed out: the claim tells the truth
+    items.reopened(
+        reopened.ref(),
+        reopened.reply() instanceof WorkItem.Accepted a
+            && a.item().status() == WorkItem.Status.DONE,
+        this::keeps);
     serveDemand();
     return this;
+  }
+
+  /**
+   * Whether an open item stays with this dispatcher: its shard is hosted here and the run is not
+   * stopping (else its shard's new host dispatches it, or the close sweep takes it).
+   */
+  private boolean keeps(WorkQueue.Ref ref) {
+    return !stopping && hosted != null && hosted.contains(ref.shard());
   }
 
   // --- learning how attempts ended ---------------------------------------------------------------
 
   private Behavior<ToDispatcher> onSettled(Settled settled) {
     int seq = settled.seq();
-    if (seq < 0 || seq >= board.size()) {
+    if (seq < 0 || seq >= items.board.size()) {
       return this;
     }
-    var offer = queue.settle(seq);
-    AttemptResult result = settled.result();
-    Instant now = deps.clock().instant();
-    if (result instanceof AttemptResult.Done) {
-      settle(seq, StatusBoard.DONE, true);
-    } else if (result instanceof AttemptResult.Failed) {
-      settle(seq, StatusBoard.FAILED, true);
-    } else if (result instanceof AttemptResult.Closed) {
-      settle(seq, StatusBoard.CLOSED, true);
-    } else if (result instanceof AttemptResult.Quarantined q) {
-      offer.ifPresent(ref -> quarantine(ref, q.reason()));
-    } else if (result instanceof AttemptResult.RetryAt r) {
-      offer.ifPresent(ref -> park(ref, r.at()));
-    } else if (result instanceof AttemptResult.Held h) {
-      // the expiry by the item's host's clock: one ahead of this one must not park the item for
-      // longer than a lease (a claim then answers again)
-      Instant leaseAtMost = now.plus(deps.lease());
-      offer.ifPresent(ref -> park(ref, h.until().isAfter(leaseAtMost) ? leaseAtMost : h.until()));
-    } else if (result instanceof AttemptResult.Unanswered) {
-      offer.ifPresent(ref -> park(ref, now.plus(UNANSWERED_WAIT)));
-    } else {
-      // lost or no answer: whoever holds it now reports, or its lease runs out
-      offer.ifPresent(ref -> park(ref, now.plus(deps.lease())));
-    }
+    items
+        .settled(seq, settled.result(), deps.clock().instant(), deps.lease(), this::keeps)
+        .ifPresent(
+            reason ->
+                getContext()
+                    .getLog()
+                    .warn("run {}: item at {} quarantined: {}", run.runId(), seq, reason));
     serveDemand();
-    if (!stopping && paging.allPaged() && !queue.hasReady() && queue.inFlight() == 0
-        && !queue.hasParked()) {
+    if (!stopping && paging.allPaged() && items.idle()) {
       report(); // nothing left here: say so now, the run may be over
     }
     return this;
   }
 
-  /**
-   * An item that is still open waits until {@code until}, unless its shard has left this node (its
-   * new host dispatches it) or the run is stopping (the close sweep takes it).
-   */
-  private void park(WorkQueue.Ref ref, Instant until) {
-    if (!stopping && hosted != null && hosted.contains(ref.shard())) {
-      queue.park(ref, until);
-    } else {
-      board.mark(ref.seq(), StatusBoard.READY);
-    }
-  }
-
-  private void settle(int seq, byte terminal, boolean write) {
-    byte before = board.get(seq);
-    boolean changed = write ? board.settle(seq, terminal) : board.settleCached(seq, terminal);
-    if (changed) {
-      tallies.moved(seq, before, terminal);
-      queue.settle(seq);
-      quarantined.remove(seq);
-    }
-  }
-
-  /**
-   * The item's last holders vanished (a poison item): out of dispatch until an operator retries it.
-   * It is not settled, so the run does not end without it: at the deadline it counts as not done.
-   */
-  private void quarantine(WorkQueue.Ref ref, String reason) {
-    byte before = board.get(ref.seq());
-    if (!board.isOpen(ref.seq()) || !quarantined.add(ref)) {
-      return;
-    }
-    tallies.moved(ref.seq(), before, StatusBoard.QUARANTINED);
-    getContext()
-        .getLog()
-        .warn("run {}: item {} quarantined: {}", run.runId(), ref.itemId().value(), reason);
-  }
-
   /** Asks the quarantined items every few seconds whether an operator retried them. */
   private void lookUpQuarantined(Instant now) {
     ActorRef<ToDispatcher> me = getContext().getSelf();
-    for (WorkQueue.Ref ref : quarantined.dueForLookup(now)) {
+    for (WorkQueue.Ref ref : items.quarantined.dueForLookup(now)) {
       deps.items()
           .get(ref.itemId())
           .whenComplete((reply, failure) -> me.tell(new QuarantineLookedUp(ref, reply)));
@@ -491,18 +404,12 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
   }
 
   private Behavior<ToDispatcher> onQuarantineLookedUp(QuarantineLookedUp answer) {
-    quarantined.answered();
-    int seq = answer.ref().seq();
-    if (stopping
-        || board.get(seq) != StatusBoard.QUARANTINED
-        || !(answer.reply() instanceof WorkItem.Accepted a)
-        || a.item().status() == WorkItem.Status.QUARANTINED) {
-      return this; // still quarantined, no answer, or the close sweep decides now
-    }
-    // retried by an operator: hand it out again, and the claim tells the truth
-    quarantined.remove(seq);
-    tallies.moved(seq, StatusBoard.QUARANTINED, StatusBoard.READY);
-    queue.ready(answer.ref());
+    // no answer, or the close sweep decides now: still quarantined
+    boolean still =
+        stopping
+            || !(answer.reply() instanceof WorkItem.Accepted a)
+            || a.item().status() == WorkItem.Status.QUARANTINED;
+    items.quarantineAnswered(answer.ref(), still);
     serveDemand();
     return this;
   }
@@ -523,7 +430,7 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
               lost);
     }
     if (++ticks % REPORT_EVERY_TICKS == 0) {
-      meter.sample(System.nanoTime(), board.done());
+      meter.sample(System.nanoTime(), items.board.done());
       report();
     }
     if (!stopping) {
@@ -543,7 +450,7 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
       return; // the next tick reports, after this write
     }
     DispatchProtocol.RunReport report = runReport();
-    List<ScopeRows.StatusWrite> batch = board.drainWrites();
+    List<ScopeRows.StatusWrite> batch = items.board.drainWrites();
     if (batch.isEmpty()) {
       reportTo.tell(report);
       return;
@@ -566,7 +473,7 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
       getContext()
           .getLog()
           .warn("run {}: writing {} statuses failed, trying again", run.runId(), written.batch().size());
-      board.unwritten(written.batch());
+      items.board.unwritten(written.batch());
     }
     return this;
   }
@@ -585,7 +492,7 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
         meter.itemsPerSecond(),
         backlogAgeSeconds(deps.clock().instant()),
         paging.allPaged() && !loading,
-        tallies.of(shard -> hosted != null && hosted.contains(shard)));
+        items.tallies(shard -> hosted != null && hosted.contains(shard)));
   }
 
   /** The age of the oldest item that is neither done nor leased, as far as memory shows it. */

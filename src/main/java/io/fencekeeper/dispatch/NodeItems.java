@@ -1,0 +1,167 @@
+package io.fencekeeper.dispatch;
+
+import io.fencekeeper.worker.AttemptResult;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.IntPredicate;
+import java.util.function.Predicate;
+
+/**
+ * A run's items as one node's dispatcher knows them, and the rules for what happens to an item when
+ * it is paged in, handed out, comes back or is quarantined: the {@link StatusBoard} (one byte per
+ * item), the {@link WorkQueue} (what is in memory), the {@link ShardTallies} (per shard, what is
+ * settled) and the {@link QuarantinedItems}. No Pekko here: the dispatcher carries the messages.
+ * {@code keep} says whether an item that is still open stays with this dispatcher (its shard is
+ * hosted here and the run is not stopping); one that does not is left READY on the board, for its
+ * shard's next host or the close sweep.
+ */
+final class NodeItems {
+
+  /** How long an item whose claim went unanswered waits (its shard moving, a node overloaded). */
+  static final Duration UNANSWERED_WAIT = Duration.ofSeconds(5);
+
+  final StatusBoard board;
+  final WorkQueue queue;
+  final ShardTallies tallies;
+  final QuarantinedItems quarantined;
+
+  NodeItems(int count) {
+    this.board = new StatusBoard(count);
+    this.queue = new WorkQueue(board);
+    this.tallies = new ShardTallies(count);
+    this.quarantined = new QuarantinedItems(board);
+  }
+
+  /**
+   * A page of a hosted shard's rows: an item whose cached status is DONE or FAILED is settled (no
+   * write back), the others are queued (ahead of the rest when the shard {@code arrived} from a
+   * node that left: its takeovers may be due). Answers the items to reopen first: all open ones of
+   * a resumed run, and the ones the deadline CLOSED.
+   */
+  List<WorkQueue.Ref> intake(RunWork run, int shard, List<ScopeRows.Row> rows, boolean arrived) {
+    List<WorkQueue.Ref> reopen = new ArrayList<>();
+    List<WorkQueue.Ref> first = new ArrayList<>();
+    for (ScopeRows.Row row : rows) {
+      int seq = row.seq();
+      tallies.place(seq, shard);
+      if (board.get(seq) != StatusBoard.READY) {
+        continue; // known already: in flight, waiting, or settled
+      }
+      WorkQueue.Ref ref = new WorkQueue.Ref(seq, run.itemId(row.accountId(), row.cursor()), shard);
+      if (row.status() == ScopeRows.DONE) {
+        settle(seq, StatusBoard.DONE, false);
+      } else if (run.resumes() > 0 || row.status() == ScopeRows.CLOSED) {
+        board.mark(seq, StatusBoard.WAITING); // until the item answers its Reopen
+        reopen.add(ref);
+      } else if (row.status() == ScopeRows.FAILED) {
+        settle(seq, StatusBoard.FAILED, false);
+      } else if (arrived) {
+        first.add(ref);
+      } else {
+        queue.ready(ref);
+      }
+    }
+    queue.readyFirst(first);
+    return reopen;
+  }
+
+  /** A reopened item answered: DONE stays done; otherwise it is handed out, the claim decides. */
+  void reopened(WorkQueue.Ref ref, boolean done, Predicate<WorkQueue.Ref> keep) {
+    if (done) {
+      settle(ref.seq(), StatusBoard.DONE, true);
+    } else if (board.get(ref.seq()) == StatusBoard.WAITING) {
+      if (keep.test(ref)) {
+        queue.ready(ref);
+      } else {
+        board.mark(ref.seq(), StatusBoard.READY);
+      }
+    }
+  }
+
+  /**
+   * How an attempt at item {@code seq} ended. Answers the reason when the item is newly quarantined
+   * (its last holders vanished: the dispatcher logs it).
+   */
+  Optional<String> settled(
+      int seq, AttemptResult result, Instant now, Duration lease, Predicate<WorkQueue.Ref> keep) {
+    Optional<WorkQueue.Ref> offer = queue.settle(seq);
+    if (result instanceof AttemptResult.Done) {
+      settle(seq, StatusBoard.DONE, true);
+    } else if (result instanceof AttemptResult.Failed) {
+      settle(seq, StatusBoard.FAILED, true);
+    } else if (result instanceof AttemptResult.Closed) {
+      settle(seq, StatusBoard.CLOSED, true);
+    } else if (result instanceof AttemptResult.Quarantined q) {
+      return offer.filter(this::quarantine).map(ref -> q.reason());
+    } else if (result instanceof AttemptResult.RetryAt r) {
+      offer.ifPresent(ref -> park(ref, r.at(), keep));
+    } else if (result instanceof AttemptResult.Held h) {
+      // the expiry by the item's host's clock: one ahead of this one must not park the item for
+      // longer than a lease (a claim then answers again)
+      Instant leaseAtMost = now.plus(lease);
+      Instant until = h.until().isAfter(leaseAtMost) ? leaseAtMost : h.until();
+      offer.ifPresent(ref -> park(ref, until, keep));
+    } else if (result instanceof AttemptResult.Unanswered) {
+      offer.ifPresent(ref -> park(ref, now.plus(UNANSWERED_WAIT), keep));
+    } else {
+      // lost or no answer: whoever holds it now reports, or its lease runs out
+      offer.ifPresent(ref -> park(ref, now.plus(lease), keep));
+    }
+    return Optional.empty();
+  }
+
+  private void park(WorkQueue.Ref ref, Instant until, Predicate<WorkQueue.Ref> keep) {
+    if (keep.test(ref)) {
+      queue.park(ref, until);
+    } else {
+      board.mark(ref.seq(), StatusBoard.READY);
+    }
+  }
+
+  void settle(int seq, byte terminal, boolean write) {
+    byte before = board.get(seq);
+    boolean changed = write ? board.settle(seq, terminal) : board.settleCached(seq, terminal);
+    if (changed) {
+      tallies.moved(seq, before, terminal);
+      queue.settle(seq);
+      quarantined.remove(seq);
+    }
+  }
+
+  /**
+   * The item's last holders vanished (a poison item): out of dispatch until an operator retries it.
+   * It is not settled, so the run does not end without it: at the deadline it counts as not done.
+   */
+  private boolean quarantine(WorkQueue.Ref ref) {
+    byte before = board.get(ref.seq());
+    if (!board.isOpen(ref.seq()) || !quarantined.add(ref)) {
+      return false;
+    }
+    tallies.moved(ref.seq(), before, StatusBoard.QUARANTINED);
+    return true;
+  }
+
+  /** A quarantined item answered its look-up: retried by an operator, it is handed out again. */
+  void quarantineAnswered(WorkQueue.Ref ref, boolean stillQuarantined) {
+    quarantined.answered();
+    if (stillQuarantined || board.get(ref.seq()) != StatusBoard.QUARANTINED) {
+      return;
+    }
+    quarantined.remove(ref.seq());
+    tallies.moved(ref.seq(), StatusBoard.QUARANTINED, StatusBoard.READY);
+    queue.ready(ref);
+  }
+
+  /** Nothing here is open but what waits for a time: settled, quarantined or paged out. */
+  boolean idle() {
+    return !queue.hasReady() && queue.inFlight() == 0 && !queue.hasParked();
+  }
+
+  /** The tallies of the shards {@code hosted} says this node hosts. */
+  List<DispatchProtocol.ShardTally> tallies(IntPredicate hosted) {
+    return tallies.of(hosted);
+  }
+}
