@@ -34,9 +34,9 @@ import org.slf4j.LoggerFactory;
  * {@code GET /api/runs/{runId}/events} (one run: a snapshot with its history first, then its
  * progress). One poll a second of the runs that have not ended serves every stream of the node (and
  * feeds {@link RunHistory} even when nobody watches, so the chart starts at the run's start), so an
- * open dashboard costs the cluster nothing per viewer and nothing grows with history. At most {@code maxStreams} streams are
- * open per node (503 {@code too_many_streams} beyond); the node's shutdown ends every stream with a
- * {@code closing} event.
+ * open dashboard costs the cluster nothing per viewer and nothing grows with history. At most
+ * {@code maxStreams} streams are open per node (503 {@code too_many_streams} beyond); the node's
+ * shutdown ends every stream with a {@code closing} event.
  */
 final class RunEventStreams implements AutoCloseable {
 

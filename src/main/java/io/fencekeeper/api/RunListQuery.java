@@ -34,7 +34,8 @@ final class RunListQuery {
         try {
           states.add(RunState.valueOf(one.trim().toUpperCase(Locale.ROOT)));
         } catch (IllegalArgumentException e) {
-          throw ApiError.badRequest("state", "state must be one or more of " + List.of(RunState.values()));
+          throw ApiError.badRequest(
+              "state", "state must be one or more of " + List.of(RunState.values()));
         }
       }
     }
@@ -60,8 +61,7 @@ final class RunListQuery {
       }
       after =
           RunFilter.Cursor.parse(cursor)
-              .orElseThrow(
-                  () -> ApiError.badRequest("cursor", "cursor is not one this API wrote"));
+              .orElseThrow(() -> ApiError.badRequest("cursor", "cursor is not one this API wrote"));
     }
     return new RunFilter(states, job, from, to, after, limit);
   }

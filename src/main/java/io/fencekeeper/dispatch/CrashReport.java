@@ -7,8 +7,8 @@ import org.apache.pekko.actor.typed.TypedActorContext;
 
 /**
  * Tells someone why an actor failed, then lets it fail: a node's agent learns the cause of a
- * dispatcher's failure this way (a death watch says only that it stopped), and the coordinator
- * puts it in the run view when the run ends FAILED for it.
+ * dispatcher's failure this way (a death watch says only that it stopped), and the coordinator puts
+ * it in the run view when the run ends FAILED for it.
  */
 final class CrashReport<T> extends BehaviorInterceptor<T, T> {
 

@@ -18,9 +18,9 @@ import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
 import org.apache.pekko.cluster.ClusterEvent;
 import org.apache.pekko.cluster.sharding.ClusterSharding;
+import org.apache.pekko.cluster.sharding.ShardRegion;
 import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.cluster.typed.Subscribe;
-import org.apache.pekko.cluster.sharding.ShardRegion;
 import org.apache.pekko.pattern.Patterns;
 
 /**
@@ -68,7 +68,8 @@ public final class DispatchAgent {
               .subscriptions()
               .tell(
                   Subscribe.create(
-                      ctx.messageAdapter(ClusterEvent.MemberRemoved.class, e -> new MemberRemoved()),
+                      ctx.messageAdapter(
+                          ClusterEvent.MemberRemoved.class, e -> new MemberRemoved()),
                       ClusterEvent.MemberRemoved.class));
           return Behaviors.withTimers(timers -> new State(ctx, timers, deps).behavior());
         });

@@ -6,11 +6,10 @@ import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.receptionist.ServiceKey;
 
 /**
- * What the run coordinator and each node's {@link DispatchAgent} say to each other
- * (docs/design.md, "Dispatch on every node"): the coordinator hands every node the runs to dispatch
- * with the node's slice of each run's cap; each node reports once a second what it dispatched, per
- * shard it hosts. Nothing here is per item: a run of a million items costs these two messages per
- * node and second.
+ * What the run coordinator and each node's {@link DispatchAgent} say to each other (docs/design.md,
+ * "Dispatch on every node"): the coordinator hands every node the runs to dispatch with the node's
+ * slice of each run's cap; each node reports once a second what it dispatched, per shard it hosts.
+ * Nothing here is per item: a run of a million items costs these two messages per node and second.
  */
 public final class DispatchProtocol {
 
@@ -20,7 +19,8 @@ public final class DispatchProtocol {
   public interface ToAgent extends CborSerializable {}
 
   /** Every node that hosts item shards runs an agent; the coordinator subscribes to the listing. */
-  public static final ServiceKey<ToAgent> AGENT_KEY = ServiceKey.create(ToAgent.class, "dispatch-agent");
+  public static final ServiceKey<ToAgent> AGENT_KEY =
+      ServiceKey.create(ToAgent.class, "dispatch-agent");
 
   /**
    * Every run the node dispatches now, with its slice; a run not listed is not (or no longer)
@@ -61,11 +61,11 @@ public final class DispatchProtocol {
       implements CborSerializable {}
 
   /**
-   * What one node's dispatcher of a run reports: the slice it applies, its items in flight, how many
-   * more it could put in flight now ({@code demand}), its completion rate, the age of its oldest
-   * waiting item, whether every hosted shard is paged in ({@code allPaged}), and the tally of each
-   * hosted shard. The statuses behind the tallies are written to {@code run_item} before the report
-   * is sent.
+   * What one node's dispatcher of a run reports: the slice it applies, its items in flight, how
+   * many more it could put in flight now ({@code demand}), its completion rate, the age of its
+   * oldest waiting item, whether every hosted shard is paged in ({@code allPaged}), and the tally
+   * of each hosted shard. The statuses behind the tallies are written to {@code run_item} before
+   * the report is sent.
    */
   public record RunReport(
       String runId,

@@ -3,7 +3,6 @@ package io.fencekeeper.dispatch;
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemShards;
 import io.fencekeeper.item.WorkItem;
-import io.fencekeeper.worker.AttemptResult;
 import io.fencekeeper.worker.WorkProtocol;
 import io.fencekeeper.worker.WorkProtocol.PoolLeaving;
 import io.fencekeeper.worker.WorkProtocol.RequestWork;
@@ -35,9 +34,9 @@ import org.apache.pekko.cluster.typed.Cluster;
  * worker pool, at most {@code slice} in flight (docs/design.md, "Dispatch on every node"). Item
  * identities are paged from {@code run_item} shard by shard, never held all at once; terminal
  * statuses go back to {@code run_item} in batches, and a tally per shard goes to the node's {@link
- * DispatchAgent} once a second. Pools elsewhere may take what this node's own pool cannot (a
- * steal: this node has no pool, or its pool is full or leaving). It wires its parts: {@link
- * NodeItems} (the items and their rules), {@link ShardPaging}, {@link ProgressMeter}.
+ * DispatchAgent} once a second. Pools elsewhere may take what this node's own pool cannot (a steal:
+ * this node has no pool, or its pool is full or leaving). It wires its parts: {@link NodeItems}
+ * (the items and their rules), {@link ShardPaging}, {@link ProgressMeter}.
  */
 public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
 
@@ -71,8 +70,8 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
   private record Written(List<ScopeRows.StatusWrite> batch, boolean ok) implements Command {}
 
   /**
-   * What a node's dispatchers need from it; {@code workers}: this node's pool size (0: no pool, only
-   * other nodes' pools and the lease API take its items).
+   * What a node's dispatchers need from it; {@code workers}: this node's pool size (0: no pool,
+   * only other nodes' pools and the lease API take its items).
    */
   public record Dependencies(
       Clock clock,
@@ -214,7 +213,9 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
       lastLocalRequestNanos = System.nanoTime();
       if (!request.answerNow() && dry()) {
         // nothing here for now: the pool may steal meanwhile, and asks again soon
-        request.replyTo().tell(new WorkBatch(run.runId(), List.of(), false, getContext().getSelf(), true));
+        request
+            .replyTo()
+            .tell(new WorkBatch(run.runId(), List.of(), false, getContext().getSelf(), true));
         return this;
       }
     }
@@ -324,7 +325,9 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
         .whenComplete(
             (rows, failure) ->
                 me.tell(
-                    failure == null ? new PageLoaded(s, rows) : new PageFailed(failure.toString())));
+                    failure == null
+                        ? new PageLoaded(s, rows)
+                        : new PageFailed(failure.toString())));
   }
 
   private Behavior<ToDispatcher> onPageLoaded(PageLoaded page) {
@@ -457,7 +460,8 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
     }
     writing = true;
     ActorRef<ToDispatcher> me = getContext().getSelf();
-    CompletableFuture.runAsync(() -> deps.rows().markStatuses(run.scopeId(), batch), deps.blocking())
+    CompletableFuture.runAsync(
+            () -> deps.rows().markStatuses(run.scopeId(), batch), deps.blocking())
         .whenComplete(
             (ok, failure) -> {
               if (failure == null) {
@@ -472,7 +476,10 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
     if (!written.ok()) {
       getContext()
           .getLog()
-          .warn("run {}: writing {} statuses failed, trying again", run.runId(), written.batch().size());
+          .warn(
+              "run {}: writing {} statuses failed, trying again",
+              run.runId(),
+              written.batch().size());
       items.board.unwritten(written.batch());
     }
     return this;

@@ -10,9 +10,9 @@ import java.util.TreeSet;
 /**
  * Which of the shards this node hosts its dispatcher pages in next, and from which item: one shard
  * at a time, a page of {@code run_item} rows at a time. A shard that arrives once the dispatcher
- * runs (its node left, or it moved here) is paged first, from its first item: its items were
- * handed out elsewhere before, and the leases its old node held are due for a takeover. One that
- * leaves is forgotten, so that it is paged anew if it comes back.
+ * runs (its node left, or it moved here) is paged first, from its first item: its items were handed
+ * out elsewhere before, and the leases its old node held are due for a takeover. One that leaves is
+ * forgotten, so that it is paged anew if it comes back.
  */
 final class ShardPaging {
 

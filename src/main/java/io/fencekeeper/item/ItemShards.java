@@ -7,9 +7,9 @@ import org.apache.pekko.cluster.sharding.typed.HashCodeMessageExtractor;
 
 /**
  * Which shard an item is in (the one shard function: sharding, staging and every node's dispatcher
- * use it), and which members the failure detector calls unreachable, so that work offered to a
- * pool there is handed out again at once (docs/design.md, "Dispatch on every node"). Written by
- * {@link ReachabilityWatch}, read by anyone on the node.
+ * use it), and which members the failure detector calls unreachable, so that work offered to a pool
+ * there is handed out again at once (docs/design.md, "Dispatch on every node"). Written by {@link
+ * ReachabilityWatch}, read by anyone on the node.
  */
 public final class ItemShards {
 
@@ -36,7 +36,10 @@ public final class ItemShards {
     return extractor.shardId(item.value());
   }
 
-  /** The item's shard as a number (0 to {@link #numberOfShards()} - 1), as {@code run_item} keeps it. */
+  /**
+   * The item's shard as a number (0 to {@link #numberOfShards()} - 1), as {@code run_item} keeps
+   * it.
+   */
   public int shardNumber(ItemId item) {
     return Integer.parseInt(shardOf(item));
   }

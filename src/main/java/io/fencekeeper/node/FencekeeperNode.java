@@ -58,8 +58,8 @@ import org.apache.pekko.cluster.sharding.typed.javadsl.EntityRef;
 import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.cluster.typed.Join;
 import org.apache.pekko.cluster.typed.SelfUp;
-import org.apache.pekko.serialization.jackson.JacksonObjectMapperProvider;
 import org.apache.pekko.cluster.typed.Subscribe;
+import org.apache.pekko.serialization.jackson.JacksonObjectMapperProvider;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -185,7 +185,8 @@ public final class FencekeeperNode implements AutoCloseable {
         startActorSystem(
             b.config, settings, database, b.workers != null ? b.workers : settings.workers());
     ItemShards shards =
-        new ItemShards(system.settings().config().getInt("pekko.cluster.sharding.number-of-shards"));
+        new ItemShards(
+            system.settings().config().getInt("pekko.cluster.sharding.number-of-shards"));
     WorkItem.init(
         system,
         b.clock,
@@ -281,7 +282,6 @@ public final class FencekeeperNode implements AutoCloseable {
    * worker waiting on an item whose node died would hold a slot items on healthy nodes need.
    */
   static final Duration CLAIM_TIMEOUT = Duration.ofSeconds(2);
-
 
   private static JournalDatabase migratedJournal(NodeSettings settings) {
     JournalDatabase database = settings.journalDatabase();

@@ -160,7 +160,9 @@ final class CloseSweep extends AbstractBehavior<CloseSweep.Command> {
     return this;
   }
 
-  /** The page's answers are in {@code run_item}: the next page, or this one again after a failure. */
+  /**
+   * The page's answers are in {@code run_item}: the next page, or this one again after a failure.
+   */
   private Behavior<Command> onWritten(Written written) {
     if (!written.ok() || retryFrom != Integer.MAX_VALUE) {
       // a shard that did not answer (or a write that failed) gets a moment before it is asked again

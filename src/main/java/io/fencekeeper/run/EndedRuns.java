@@ -15,9 +15,9 @@ import javax.sql.DataSource;
 
 /**
  * The runs that ended, filed in {@code run_record} (docs/design.md, "Runs and the coordinator"):
- * the coordinator keeps only the runs that have not ended, so neither its memory, its snapshots
- * nor a list of runs grows with history. A run's record and counters are kept as JSON, its state,
- * job, dates for the list's filters. Calls block: callers run them on the blocking executor.
+ * the coordinator keeps only the runs that have not ended, so neither its memory, its snapshots nor
+ * a list of runs grows with history. A run's record and counters are kept as JSON, its state, job,
+ * dates for the list's filters. Calls block: callers run them on the blocking executor.
  */
 public final class EndedRuns {
 
@@ -45,7 +45,8 @@ public final class EndedRuns {
   public void file(RunRecord record, RunSignals signals) {
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(false);
-      try (PreparedStatement delete = c.prepareStatement("DELETE FROM run_record WHERE run_id = ?");
+      try (PreparedStatement delete =
+              c.prepareStatement("DELETE FROM run_record WHERE run_id = ?");
           PreparedStatement insert =
               c.prepareStatement(
                   "INSERT INTO run_record (run_id, job, business_date, state, created_at, ended_at,"
@@ -67,7 +68,8 @@ public final class EndedRuns {
         throw e;
       }
     } catch (SQLException | JsonProcessingException e) {
-      throw new IllegalStateException("could not file run " + record.runId() + ": " + e.getMessage(), e);
+      throw new IllegalStateException(
+          "could not file run " + record.runId() + ": " + e.getMessage(), e);
     }
   }
 

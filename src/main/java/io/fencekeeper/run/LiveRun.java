@@ -94,7 +94,8 @@ final class LiveRun {
         record.resumes());
   }
 
-  // --- the shards ---------------------------------------------------------------------------------
+  // --- the shards
+  // ---------------------------------------------------------------------------------
 
   void shards(RunItemStore.ShardFigures figures) {
     shards = figures;
@@ -126,7 +127,8 @@ final class LiveRun {
     return orphans;
   }
 
-  // --- what the nodes report ----------------------------------------------------------------------
+  // --- what the nodes report
+  // ----------------------------------------------------------------------
 
   /** A node's report; a report of an older incarnation of the run (before a resume) is ignored. */
   void reported(String node, DispatchProtocol.RunReport report, long nanos) {
@@ -138,7 +140,9 @@ final class LiveRun {
     report.shards().forEach(t -> tallies.put(t.shard(), t));
   }
 
-  /** A node left the cluster: it dispatches nothing more; its shards' tallies stay until re-sent. */
+  /**
+   * A node left the cluster: it dispatches nothing more; its shards' tallies stay until re-sent.
+   */
   void nodeGone(String node) {
     nodes.remove(node);
     granted.remove(node);
@@ -149,8 +153,8 @@ final class LiveRun {
   }
 
   /**
-   * The slice of each node in {@code dispatching} (the nodes that dispatch items now), from the
-   * cap in force: the governor's, within the run's share of its provider's budget. A node not heard
+   * The slice of each node in {@code dispatching} (the nodes that dispatch items now), from the cap
+   * in force: the governor's, within the run's share of its provider's budget. A node not heard
    * from yet is taken to want an equal part.
    */
   Map<String, Integer> slices(List<String> dispatching) {
@@ -168,7 +172,8 @@ final class LiveRun {
     return slices;
   }
 
-  // --- the run's figures --------------------------------------------------------------------------
+  // --- the run's figures
+  // --------------------------------------------------------------------------
 
   private long sum(java.util.function.ToLongFunction<DispatchProtocol.ShardTally> field) {
     return tallies.values().stream().mapToLong(field).sum();
@@ -178,7 +183,9 @@ final class LiveRun {
     return sum(DispatchProtocol.ShardTally::failed);
   }
 
-  /** Every item is DONE or FAILED, as the tallies tell it (the coordinator then counts to be sure). */
+  /**
+   * Every item is DONE or FAILED, as the tallies tell it (the coordinator then counts to be sure).
+   */
   boolean settledByTallies() {
     if (shards == null) {
       return false;
@@ -239,7 +246,8 @@ final class LiveRun {
     return decision;
   }
 
-  // --- stopping and ending ------------------------------------------------------------------------
+  // --- stopping and ending
+  // ------------------------------------------------------------------------
 
   Stopping stopping() {
     return stopping;

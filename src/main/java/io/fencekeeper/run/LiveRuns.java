@@ -79,7 +79,8 @@ final class LiveRuns {
     return (address.hasLocalScope() ? self : address).toString();
   }
 
-  // --- runs come and go ---------------------------------------------------------------------------
+  // --- runs come and go
+  // ---------------------------------------------------------------------------
 
   /**
    * Starts steering a running run: created or resumed, or {@code recovered} by a coordinator that
@@ -125,7 +126,8 @@ final class LiveRuns {
     }
     if (counted.failure() != null) {
       ctx.getLog()
-          .warn("run {}: counting its shards failed, retrying: {}", live.runId(), counted.failure());
+          .warn(
+              "run {}: counting its shards failed, retrying: {}", live.runId(), counted.failure());
       countShards(live);
       return;
     }
@@ -181,7 +183,8 @@ final class LiveRuns {
     }
   }
 
-  // --- stopping -----------------------------------------------------------------------------------
+  // --- stopping
+  // -----------------------------------------------------------------------------------
 
   /** The run stops: no node hands out more, and what is open is closed. */
   void stop(String runId, LiveRun.Stopping why) {
@@ -222,13 +225,15 @@ final class LiveRuns {
     }
   }
 
-  // --- the nodes' reports -------------------------------------------------------------------------
+  // --- the nodes' reports
+  // -------------------------------------------------------------------------
 
   /** Every node that hosts item shards runs an agent; one that is gone holds nothing any more. */
   void agents(Set<ActorRef<ToAgent>> listing) {
     Map<String, ActorRef<ToAgent>> now = new TreeMap<>();
     listing.forEach(agent -> now.put(nodeOf(agent), agent));
-    new HashSet<>(agents.keySet()).stream().filter(node -> !now.containsKey(node)).forEach(this::gone);
+    new HashSet<>(agents.keySet())
+        .stream().filter(node -> !now.containsKey(node)).forEach(this::gone);
     agents.clear();
     agents.putAll(now);
     assign();
@@ -317,7 +322,8 @@ final class LiveRuns {
                             run.runId(), run.resumes(), counts, failure)));
   }
 
-  // --- the second's work --------------------------------------------------------------------------
+  // --- the second's work
+  // --------------------------------------------------------------------------
 
   /** The governors decide, every node learns its slices, and shards nobody hosts are woken. */
   void tick() {

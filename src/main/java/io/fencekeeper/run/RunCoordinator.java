@@ -2,7 +2,6 @@ package io.fencekeeper.run;
 
 import io.fencekeeper.CborSerializable;
 import io.fencekeeper.dispatch.DispatchProtocol;
-import io.fencekeeper.dispatch.ScopeRows;
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemShards;
 import io.fencekeeper.provider.budget.BudgetKeeper;
@@ -30,9 +29,9 @@ import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
 import org.apache.pekko.cluster.ClusterEvent;
 import org.apache.pekko.cluster.typed.Cluster;
-import org.apache.pekko.cluster.typed.Subscribe;
 import org.apache.pekko.cluster.typed.ClusterSingleton;
 import org.apache.pekko.cluster.typed.SingletonActor;
+import org.apache.pekko.cluster.typed.Subscribe;
 import org.apache.pekko.persistence.typed.PersistenceId;
 import org.apache.pekko.persistence.typed.RecoveryCompleted;
 import org.apache.pekko.persistence.typed.javadsl.CommandHandlerWithReply;
@@ -203,8 +202,8 @@ public final class RunCoordinator
   public record GovernorChanged(GovernorSettings settings, Instant at) implements Event {}
 
   /**
-   * Ended runs filed in {@code run_record} ({@link EndedRuns}): the coordinator forgets them, so its
-   * memory and snapshots hold only the runs that have not ended.
+   * Ended runs filed in {@code run_record} ({@link EndedRuns}): the coordinator forgets them, so
+   * its memory and snapshots hold only the runs that have not ended.
    */
   public record RunsFiled(List<String> runIds, Instant at) implements Event {}
 
@@ -304,7 +303,8 @@ public final class RunCoordinator
   // ended runs being written to run_record
   private final Set<String> filing = new java.util.HashSet<>();
 
-  private RunCoordinator(ActorContext<Command> ctx, TimerScheduler<Command> timers, Dependencies deps) {
+  private RunCoordinator(
+      ActorContext<Command> ctx, TimerScheduler<Command> timers, Dependencies deps) {
     super(PERSISTENCE_ID);
     this.ctx = ctx;
     this.clock = deps.clock();
@@ -553,7 +553,9 @@ public final class RunCoordinator
 
   // --- ended runs: filed in run_record, looked up there ---------------------------------------
 
-  /** Asks {@code run_record} about a run this coordinator does not hold, then handles the command. */
+  /**
+   * Asks {@code run_record} about a run this coordinator does not hold, then handles the command.
+   */
   private ReplyEffect<Event, State> lookUp(Command command, String runId) {
     ctx.pipeToSelf(
         java.util.concurrent.CompletableFuture.supplyAsync(
@@ -563,10 +565,10 @@ public final class RunCoordinator
   }
 
   /**
-   * A command about a run not held here, with what {@code run_record} holds of it. The run may
-   * have been created meanwhile: then the command is handled as if it had just arrived. When the
-   * table could not be read, nobody is answered (the caller's ask times out: the node is
-   * unavailable) rather than a create that could stage an existing run twice.
+   * A command about a run not held here, with what {@code run_record} holds of it. The run may have
+   * been created meanwhile: then the command is handled as if it had just arrived. When the table
+   * could not be read, nobody is answered (the caller's ask times out: the node is unavailable)
+   * rather than a create that could stage an existing run twice.
    */
   private ReplyEffect<Event, State> onLookedUp(State state, LookedUp looked) {
     if (looked.failure() != null) {
@@ -618,11 +620,14 @@ public final class RunCoordinator
    */
   private void fileEnded(State state) {
     Map<String, RunRecord> ended = new TreeMap<>();
-    state.runs().forEach((id, run) -> {
-      if (run.state().ended() && !filing.contains(id)) {
-        ended.put(id, run);
-      }
-    });
+    state
+        .runs()
+        .forEach(
+            (id, run) -> {
+              if (run.state().ended() && !filing.contains(id)) {
+                ended.put(id, run);
+              }
+            });
     if (ended.isEmpty()) {
       return;
     }
@@ -704,41 +709,23 @@ public final class RunCoordinator
       liveRun.countFailed();
       return Effect().noReply();
     }
-    Map<Short, Long> c = counted.counts();
-    long total = run.itemCount();
-    long done = c.getOrDefault(ScopeRows.DONE, 0L);
-    long failed = c.getOrDefault(ScopeRows.FAILED, 0L);
-    long closed = c.getOrDefault(ScopeRows.CLOSED, 0L);
-    long quarantined = c.getOrDefault(ScopeRows.QUARANTINED, 0L);
-    LiveRun.Stopping stopping = liveRun.stopping();
-    if (stopping == null && done + failed < total) {
+    var ending =
+        RunOutcome.ofCount(
+            run, counted.counts(), liveRun.stopping(), liveRun.progress(clock.instant()));
+    if (ending.isEmpty()) {
       liveRun.countFailed(); // not every status is written yet
       return Effect().noReply();
     }
     if (!liveRun.beginEnd()) {
       return Effect().noReply();
     }
-    int maxFailed = run.request().maxFailedItems();
-    RunState end =
-        RunOutcome.finalState(total, done, failed, maxFailed, stopping != null && stopping.cancel());
-    String reason =
-        stopping != null
-            ? stopping.reason()
-            : failed == 0 ? "every item is done" : failed + " items failed";
-    RunProgress now = liveRun.progress(clock.instant());
-    long open = Math.max(0, total - done - failed - closed - quarantined);
-    RunProgress last =
-        new RunProgress(
-            new Counts(total, open, 0, done, failed, closed, quarantined),
-            0,
-            now.itemsPerSecond(),
-            null,
-            now.governor());
+    RunOutcome.Ending end = ending.get();
     ctx.pipeToSelf(
         SignalProjection.catchUp(ctx.getSystem(), state.signalOffset(), ctx.getSelf())
             .toCompletableFuture()
             .orTimeout(30, TimeUnit.SECONDS),
-        (ok, failure) -> new CountersFinal(run.runId(), end, last, reason, failure));
+        (ok, failure) ->
+            new CountersFinal(run.runId(), end.state(), end.progress(), end.reason(), failure));
     return Effect().noReply();
   }
 
@@ -754,7 +741,9 @@ public final class RunCoordinator
     return end(state, message.runId(), message.state(), message.progress(), message.reason());
   }
 
-  /** A run whose dispatcher keeps failing ends FAILED with the reason, never RUNNING with nobody. */
+  /**
+   * A run whose dispatcher keeps failing ends FAILED with the reason, never RUNNING with nobody.
+   */
   private ReplyEffect<Event, State> onDispatchFailed(State state, DispatchFailed failed) {
     RunRecord run = state.runs().get(failed.runId());
     var running = live.get(failed.runId());
@@ -832,7 +821,8 @@ public final class RunCoordinator
         .whenComplete(
             (ok, failure) -> {
               if (failure != null) {
-                log.warn("run {}: counters of the ended run not updated: {}", runId, failure.toString());
+                log.warn(
+                    "run {}: counters of the ended run not updated: {}", runId, failure.toString());
               }
             });
   }

@@ -35,7 +35,8 @@ public record RunFilter(
 
   /** The order of every run list: newest first, then by id. */
   public static final Comparator<RunView> NEWEST_FIRST =
-      Comparator.comparing((RunView run) -> run.createdAt() == null ? Instant.EPOCH : run.createdAt())
+      Comparator.comparing(
+              (RunView run) -> run.createdAt() == null ? Instant.EPOCH : run.createdAt())
           .reversed()
           .thenComparing(RunView::runId);
 
@@ -84,7 +85,8 @@ public record RunFilter(
         if (bar < 0) {
           return Optional.empty();
         }
-        return Optional.of(new Cursor(Instant.parse(plain.substring(0, bar)), plain.substring(bar + 1)));
+        return Optional.of(
+            new Cursor(Instant.parse(plain.substring(0, bar)), plain.substring(bar + 1)));
       } catch (RuntimeException e) {
         return Optional.empty();
       }

@@ -266,8 +266,7 @@ public final class RunItemStore implements ScopeRows, AutoCloseable {
   public ShardFigures shardFigures(String scopeId) {
     Map<Integer, Long> totals = new TreeMap<>();
     Map<Integer, Integer> firstSeqs = new TreeMap<>();
-    String sql =
-        "SELECT shard, COUNT(*), MIN(seq) FROM run_item WHERE scope_id = ? GROUP BY shard";
+    String sql = "SELECT shard, COUNT(*), MIN(seq) FROM run_item WHERE scope_id = ? GROUP BY shard";
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(sql)) {
       ps.setString(1, scopeId);
@@ -305,8 +304,8 @@ public final class RunItemStore implements ScopeRows, AutoCloseable {
   }
 
   /**
-   * Gives every item of a scope staged before items had their shard in {@code run_item} (a run
-   * that was running across the upgrade) its shard, so the nodes that host it find it.
+   * Gives every item of a scope staged before items had their shard in {@code run_item} (a run that
+   * was running across the upgrade) its shard, so the nodes that host it find it.
    */
   public int fillMissingShards(String scopeId, ToIntFunction<Row> shardOf) {
     int filled = 0;
@@ -390,7 +389,8 @@ public final class RunItemStore implements ScopeRows, AutoCloseable {
       last.put(write.seq(), write.status());
     }
     Map<Short, List<Integer>> byStatus = new TreeMap<>();
-    last.forEach((seq, status) -> byStatus.computeIfAbsent(status, s -> new ArrayList<>()).add(seq));
+    last.forEach(
+        (seq, status) -> byStatus.computeIfAbsent(status, s -> new ArrayList<>()).add(seq));
     String sql = "UPDATE run_item SET status = ? WHERE scope_id = ? AND seq = ANY(?)";
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(sql)) {

@@ -25,4 +25,48 @@ final class RunOutcome {
     }
     return RunState.PARTIAL;
   }
+
+  /** How a run ends: its state, why, and its final figures. */
+  record Ending(RunState state, String reason, RunProgress progress) {}
+
+  /**
+   * The end of a run from its items counted in {@code run_item} (each item once, wherever its shard
+   * was), or empty when it has not ended: not stopping, and not every item DONE or FAILED yet (the
+   * last statuses are not written). A stopping run ends with what its close sweep left. {@code
+   * now}: the run's live figures, for its rate and governor.
+   */
+  static java.util.Optional<Ending> ofCount(
+      RunRecord run,
+      java.util.Map<Short, Long> counts,
+      LiveRun.Stopping stopping,
+      RunProgress now) {
+    long total = run.itemCount();
+    long done = counts.getOrDefault(io.fencekeeper.dispatch.ScopeRows.DONE, 0L);
+    long failed = counts.getOrDefault(io.fencekeeper.dispatch.ScopeRows.FAILED, 0L);
+    long closed = counts.getOrDefault(io.fencekeeper.dispatch.ScopeRows.CLOSED, 0L);
+    long quarantined = counts.getOrDefault(io.fencekeeper.dispatch.ScopeRows.QUARANTINED, 0L);
+    if (stopping == null && done + failed < total) {
+      return java.util.Optional.empty();
+    }
+    RunState end =
+        finalState(
+            total,
+            done,
+            failed,
+            run.request().maxFailedItems(),
+            stopping != null && stopping.cancel());
+    String reason =
+        stopping != null
+            ? stopping.reason()
+            : failed == 0 ? "every item is done" : failed + " items failed";
+    long open = Math.max(0, total - done - failed - closed - quarantined);
+    RunProgress last =
+        new RunProgress(
+            new Counts(total, open, 0, done, failed, closed, quarantined),
+            0,
+            now.itemsPerSecond(),
+            null,
+            now.governor());
+    return java.util.Optional.of(new Ending(end, reason, last));
+  }
 }

@@ -249,13 +249,14 @@ public final class RunService {
               if (dispatchers.isEmpty()) {
                 return CompletableFuture.completedFuture(Optional.<WorkItem.Claimed>empty());
               }
-              return claimFrom(new java.util.ArrayList<>(localFirst(dispatchers)), workerId, lease, 5);
+              return claimFrom(
+                  new java.util.ArrayList<>(localFirst(dispatchers)), workerId, lease, 5);
             });
   }
 
   /**
-   * Every node dispatches the run's items it hosts: this node's dispatcher first (the claim stays on
-   * the node), then the others'.
+   * Every node dispatches the run's items it hosts: this node's dispatcher first (the claim stays
+   * on the node), then the others'.
    */
   private static List<ActorRef<WorkProtocol.ToDispatcher>> localFirst(
       Set<ActorRef<WorkProtocol.ToDispatcher>> dispatchers) {
@@ -407,7 +408,8 @@ public final class RunService {
                       }
                       List<RunView> sorted = new ArrayList<>(merged.values());
                       sorted.sort(RunFilter.NEWEST_FIRST);
-                      List<RunView> page = sorted.subList(0, Math.min(filter.limit(), sorted.size()));
+                      List<RunView> page =
+                          sorted.subList(0, Math.min(filter.limit(), sorted.size()));
                       Optional<RunFilter.Cursor> next =
                           sorted.size() > filter.limit()
                               ? Optional.of(RunFilter.Cursor.of(page.get(page.size() - 1)))

@@ -239,7 +239,10 @@ final class RunStaging {
             account ->
                 shards.shardNumber(
                     ItemId.of(
-                        request.job(), request.businessDate(), account.accountId(), account.cursor())));
+                        request.job(),
+                        request.businessDate(),
+                        account.accountId(),
+                        account.cursor())));
     Instant started = Instant.now();
     Attempt attempt = new Attempt();
     ScheduledFuture<?> heartbeat =

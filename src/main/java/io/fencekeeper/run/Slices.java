@@ -9,10 +9,10 @@ import java.util.TreeMap;
 /**
  * How a run's cap is sliced between the nodes that dispatch it (docs/design.md, "Dispatch on every
  * node"), as a pure function: max-min fair by each node's demand, what is left spread over the
- * nodes that want any. The slices never add up to more than the cap, counting what a node may
- * still have in flight: a slice shrinks at once, and grows only out of room that no node may be
- * using (a node that was told to shrink may still have its old slice's items in flight until it
- * reports they settled).
+ * nodes that want any. The slices never add up to more than the cap, counting what a node may still
+ * have in flight: a slice shrinks at once, and grows only out of room that no node may be using (a
+ * node that was told to shrink may still have its old slice's items in flight until it reports they
+ * settled).
  */
 final class Slices {
 

@@ -36,9 +36,9 @@ public sealed interface AttemptResult extends CborSerializable
 
   /**
    * How an attempt ends whose claim was refused: someone holds the lease, or the item is not
-   * claimable (DONE, FAILED, CLOSED, QUARANTINED, or PENDING until a back-off ends). The one mapping
-   * for the worker loop and the lease API's claim-next. Any other answer is not a refusal: {@link
-   * Abandoned}, with the answer named.
+   * claimable (DONE, FAILED, CLOSED, QUARANTINED, or PENDING until a back-off ends). The one
+   * mapping for the worker loop and the lease API's claim-next. Any other answer is not a refusal:
+   * {@link Abandoned}, with the answer named.
    */
   static AttemptResult ofClaimAnswer(WorkItem.Reply reply, Instant now) {
     if (reply instanceof WorkItem.LeaseHeld held) {

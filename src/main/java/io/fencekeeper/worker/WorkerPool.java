@@ -275,15 +275,16 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
     if (at == null) {
       return;
     }
-    long backoff = gotWork ? RECOUNT_EVERY.toNanos() : Math.min(at[1] * 2, STEAL_BACKOFF_MAX.toNanos());
+    long backoff =
+        gotWork ? RECOUNT_EVERY.toNanos() : Math.min(at[1] * 2, STEAL_BACKOFF_MAX.toNanos());
     at[1] = backoff;
     at[0] = System.nanoTime() + backoff;
     at[2] = 0;
   }
 
   /**
-   * Asks each local dispatcher without an open request for a share of the free capacity; when
-   * every local dispatcher is dry, steals what is free from the others that are due.
+   * Asks each local dispatcher without an open request for a share of the free capacity; when every
+   * local dispatcher is dry, steals what is free from the others that are due.
    */
   private void requestWork() {
     if (leaving.get()) {

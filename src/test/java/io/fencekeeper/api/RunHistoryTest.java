@@ -80,7 +80,7 @@ class RunHistoryTest {
       runs.add(ended);
       history.record(ended, 1000);
     }
-    history.retain(runs);
+    history.forgetEnded();
     assertEquals(0, history.size("old/0"), "the oldest ended runs are forgotten");
     assertEquals(1, history.size("old/" + (RunHistory.MAX_ENDED_RUNS + 9)));
   }

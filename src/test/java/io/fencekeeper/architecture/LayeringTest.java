@@ -11,8 +11,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The package layers of docs/design.md ("Code map"): item ← provider ← worker ← dispatch ← run ←
- * node ← api ← cli, with bench beside api, and the root package and journal beneath them all. A lower layer that
- * needs something from a higher one gets it passed in; it never imports it.
+ * node ← api ← cli, with bench beside api, and the root package and journal beneath them all. A
+ * lower layer that needs something from a higher one gets it passed in; it never imports it.
  */
 class LayeringTest {
 

@@ -77,7 +77,8 @@ class CrossNodeMessagesTest {
 
       Map<String, Long> sent = RemoteMessageCounter.between(before, after);
       long items = doneAfter - doneBefore;
-      long ours = sent.entrySet().stream().filter(e -> work(e.getKey())).mapToLong(e -> e.getValue()).sum();
+      long ours =
+          sent.entrySet().stream().filter(e -> work(e.getKey())).mapToLong(e -> e.getValue()).sum();
       long all = sent.values().stream().mapToLong(Long::longValue).sum();
       System.out.printf(
           "CROSS-NODE MESSAGES: %d items done in the window; Fencekeeper's messages and item"

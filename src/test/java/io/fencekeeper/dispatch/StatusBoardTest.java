@@ -182,8 +182,7 @@ class StatusBoardTest {
 
     board.settle(1, StatusBoard.CLOSED);
 
-    assertEquals(
-        List.of(new ScopeRows.StatusWrite(1, ScopeRows.CLOSED)), board.drainWrites());
+    assertEquals(List.of(new ScopeRows.StatusWrite(1, ScopeRows.CLOSED)), board.drainWrites());
   }
 
   @Test

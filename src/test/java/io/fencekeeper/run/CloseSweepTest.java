@@ -23,7 +23,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -153,7 +152,13 @@ class CloseSweepTest {
     long done = cached.stream().filter(w -> w.status() == ScopeRows.DONE).count();
     long failed = cached.stream().filter(w -> w.status() == ScopeRows.FAILED).count();
     assertEquals(
-        Map.of(ScopeRows.DONE, done, ScopeRows.FAILED, failed, ScopeRows.CLOSED, ITEMS - done - failed),
+        Map.of(
+            ScopeRows.DONE,
+            done,
+            ScopeRows.FAILED,
+            failed,
+            ScopeRows.CLOSED,
+            ITEMS - done - failed),
         store.statusCounts("scope-sweep"),
         "the final count reads each item once");
   }

@@ -25,8 +25,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A run is never left RUNNING with nobody dispatching it: a node's dispatcher that throws is started
- * again by the node's agent, and a run whose dispatcher keeps failing ends FAILED with the reason.
+ * A run is never left RUNNING with nobody dispatching it: a node's dispatcher that throws is
+ * started again by the node's agent, and a run whose dispatcher keeps failing ends FAILED with the
+ * reason.
  */
 class DispatcherSupervisionTest {
 

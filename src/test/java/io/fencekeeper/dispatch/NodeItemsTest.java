@@ -1,0 +1,139 @@
+package io.fencekeeper.dispatch;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.fencekeeper.worker.AttemptResult;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.util.List;
+import java.util.Optional;
+import org.apache.pekko.actor.Address;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What a node's dispatcher does with an item as it is paged in, handed out and comes back; and that
+ * each item counts once in its shard's tally, however it got there.
+ */
+class NodeItemsTest {
+
+  static final Instant NOW = Instant.parse("2026-11-30T02:00:00Z");
+  static final Duration LEASE = Duration.ofSeconds(30);
+  static final Address POOL = new Address("pekko", "fencekeeper", "10.0.0.1", 25520);
+  static final RunWork RUN =
+      new RunWork(
+          "nightly/2026-11-29",
+          "scope",
+          "nightly",
+          LocalDate.parse("2026-11-29"),
+          6,
+          3,
+          null,
+          NOW.plusSeconds(3600),
+          0);
+
+  final NodeItems items = new NodeItems(6);
+
+  static ScopeRows.Row row(int seq, short status) {
+    return new ScopeRows.Row(seq, "acct-" + seq, "c", status);
+  }
+
+  DispatchProtocol.ShardTally tally(int shard) {
+    return items.tallies(s -> true).stream()
+        .filter(t -> t.shard() == shard)
+        .findFirst()
+        .orElseThrow();
+  }
+
+  @Test
+  void cachedStatusesCountOnceAndOpenItemsAreQueued() {
+    List<WorkQueue.Ref> reopen =
+        items.intake(
+            RUN,
+            4,
+            List.of(
+                row(0, ScopeRows.DONE),
+                row(1, ScopeRows.FAILED),
+                row(2, ScopeRows.UNKNOWN),
+                row(3, ScopeRows.CLOSED)),
+            false);
+
+    assertEquals(List.of(3), reopen.stream().map(WorkQueue.Ref::seq).toList(), "closed: reopen");
+    assertEquals(new DispatchProtocol.ShardTally(4, 1, 1, 0, 0), tally(4));
+    assertEquals(
+        List.of(), items.board.drainWrites(), "nothing read from run_item is written back");
+    assertEquals(1, items.queue.readyCount());
+
+    // the same page again (the shard came back): nothing counts twice
+    items.intake(RUN, 4, List.of(row(0, ScopeRows.DONE), row(1, ScopeRows.FAILED)), false);
+    assertEquals(new DispatchProtocol.ShardTally(4, 1, 1, 0, 0), tally(4));
+  }
+
+  @Test
+  void anAttemptsEndingSettlesOrParksTheItem() {
+    items.intake(RUN, 0, List.of(row(0, ScopeRows.UNKNOWN), row(1, ScopeRows.UNKNOWN)), false);
+    items.intake(RUN, 1, List.of(row(2, ScopeRows.UNKNOWN), row(3, ScopeRows.UNKNOWN)), false);
+    items.queue.take(4, NOW, POOL);
+
+    items.settled(0, new AttemptResult.Done(), NOW, LEASE, ref -> true);
+    items.settled(1, new AttemptResult.Held(NOW.plusSeconds(3600)), NOW, LEASE, ref -> true);
+    items.settled(2, new AttemptResult.RetryAt(NOW.plusSeconds(5)), NOW, LEASE, ref -> false);
+    Optional<String> quarantined =
+        items.settled(3, new AttemptResult.Quarantined("lost 2 times"), NOW, LEASE, ref -> true);
+
+    assertEquals(new DispatchProtocol.ShardTally(0, 1, 0, 0, 0), tally(0));
+    assertEquals(new DispatchProtocol.ShardTally(1, 0, 0, 0, 1), tally(1));
+    assertEquals(Optional.of("lost 2 times"), quarantined);
+    assertEquals(StatusBoard.WAITING, items.board.get(1));
+    assertEquals(StatusBoard.READY, items.board.get(2), "its shard left: left for the next host");
+    items.queue.releaseDue(NOW.plus(LEASE));
+    assertEquals(
+        List.of(1),
+        items.queue.take(10, NOW, POOL).stream().map(WorkQueue.Ref::seq).toList(),
+        "another's lease is waited out for at most one lease of this node's clock");
+  }
+
+  @Test
+  void aQuarantinedItemAnOperatorRetriedIsHandedOutAgain() {
+    items.intake(RUN, 0, List.of(row(0, ScopeRows.UNKNOWN)), false);
+    WorkQueue.Ref ref = items.queue.take(1, NOW, POOL).get(0);
+    items.settled(0, new AttemptResult.Quarantined("lost"), NOW, LEASE, r -> true);
+
+    items.quarantined.dueForLookup(NOW);
+    items.quarantineAnswered(ref, true);
+    assertEquals(StatusBoard.QUARANTINED, items.board.get(0));
+
+    items.quarantined.dueForLookup(NOW.plusSeconds(10));
+    items.quarantineAnswered(ref, false);
+    assertEquals(StatusBoard.READY, items.board.get(0));
+    assertEquals(new DispatchProtocol.ShardTally(0, 0, 0, 0, 0), tally(0));
+    assertEquals(1, items.queue.readyCount());
+  }
+
+  @Test
+  void itemsOfAShardThatArrivedGoAheadAndAResumedRunReopensWhatIsOpen() {
+    items.intake(RUN, 0, List.of(row(0, ScopeRows.UNKNOWN)), false);
+    items.intake(RUN, 1, List.of(row(1, ScopeRows.UNKNOWN)), true);
+    assertEquals(
+        List.of(1, 0), items.queue.take(2, NOW, POOL).stream().map(WorkQueue.Ref::seq).toList());
+
+    NodeItems resumed = new NodeItems(6);
+    RunWork again =
+        new RunWork(
+            RUN.runId(),
+            RUN.scopeId(),
+            RUN.job(),
+            RUN.businessDate(),
+            6,
+            3,
+            null,
+            RUN.deadline(),
+            1);
+    List<WorkQueue.Ref> reopen =
+        resumed.intake(again, 0, List.of(row(0, ScopeRows.DONE), row(1, ScopeRows.FAILED)), false);
+    assertEquals(List.of(1), reopen.stream().map(WorkQueue.Ref::seq).toList());
+    resumed.reopened(reopen.get(0), false, ref -> true);
+    assertTrue(resumed.queue.hasReady(), "handed out again: the claim tells the truth");
+  }
+}

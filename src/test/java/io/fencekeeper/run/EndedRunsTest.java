@@ -1,0 +1,141 @@
+package io.fencekeeper.run;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fencekeeper.journal.JournalDatabase;
+import io.fencekeeper.node.FencekeeperNode;
+import io.fencekeeper.run.scope.AccountCursor;
+import io.fencekeeper.run.scope.Scope;
+import io.fencekeeper.testing.TestDatabases;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
+import org.apache.pekko.serialization.jackson.JacksonObjectMapperProvider;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Ended runs filed in run_record read back exactly as filed (record and counters), page newest
+ * first through any filter without gap or repeat, and their counters grow in place, on both
+ * databases.
+ */
+class EndedRunsTest {
+
+  static ActorTestKit testKit;
+  static ObjectMapper json;
+
+  @TempDir Path dataDir;
+
+  @BeforeAll
+  static void mapper() {
+    testKit = ActorTestKit.create(FencekeeperNode.config(Map.of("pekko.actor.provider", "local")));
+    json =
+        JacksonObjectMapperProvider.get(Adapter.toClassic(testKit.system()))
+            .getOrCreate("jackson-json", Optional.empty());
+  }
+
+  @AfterAll
+  static void stop() {
+    testKit.shutdownTestKit();
+  }
+
+  static final Instant T = Instant.parse("2026-11-30T01:00:00Z");
+
+  static RunRecord ended(String job, String date, RunState state, int minute) {
+    RunRequest request =
+        new RunRequest(
+            job,
+            LocalDate.parse(date),
+            new Scope.Inline(List.of(new AccountCursor("acct-1", "c"))),
+            T.plusSeconds(86_400),
+            3,
+            0);
+    RunRecord created =
+        RunRecord.created(request, "scope-" + job + date, 1, "digest", T.plusSeconds(60L * minute));
+    return created.ended(state, RunProgress.initial(1), "why", T.plusSeconds(60L * minute + 30));
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"h2", "postgresql"})
+  void filedRunsReadBackPageAndCount(String kind) {
+    TestDatabases.Target target =
+        kind.equals("h2") ? TestDatabases.h2File(dataDir) : TestDatabases.freshPostgres();
+    JournalDatabase db =
+        new JournalDatabase(
+            kind.equals("h2") ? JournalDatabase.Kind.H2 : JournalDatabase.Kind.POSTGRESQL,
+            target.url(),
+            target.user(),
+            target.password(),
+            2);
+    db.migrate();
+    try (RunItemStore store = new RunItemStore(db)) {
+      EndedRuns runs = EndedRuns.on(store, json);
+      List<RunRecord> filed = new ArrayList<>();
+      for (int i = 0; i < 12; i++) {
+        RunRecord run =
+            ended(
+                i % 2 == 0 ? "nightly" : "weekly",
+                "2026-11-" + (10 + i),
+                i % 3 == 0 ? RunState.PARTIAL : RunState.SUCCEEDED,
+                i / 2);
+        runs.file(run, new RunSignals(i, 0, 0, 0, 0, 0));
+        filed.add(run);
+      }
+      RunRecord first = filed.get(0);
+      assertEquals(first, runs.find(first.runId()).orElseThrow().record(), "read back as filed");
+      assertEquals(Optional.empty(), runs.find("nightly/2000-01-01"));
+
+      // filed again (a resumed run that ended again): one row, the latest
+      runs.file(first, new RunSignals(99, 0, 0, 0, 0, 0));
+      runs.addSignals(first.runId(), new RunSignals(1, 2, 0, 0, 0, 0));
+      assertEquals(100, runs.find(first.runId()).orElseThrow().signals().staleRejections());
+      assertEquals(2, runs.find(first.runId()).orElseThrow().signals().takeovers());
+
+      // pages of 5, newest first, exactly the matching runs
+      List<String> paged = new ArrayList<>();
+      RunFilter.Cursor after = null;
+      do {
+        List<EndedRuns.Filed> page =
+            runs.page(new RunFilter(Set.of(), "nightly", null, null, after, 5), 5);
+        page.forEach(f -> paged.add(f.record().runId()));
+        after = page.size() < 5 ? null : RunFilter.Cursor.of(page.get(page.size() - 1).view());
+      } while (after != null);
+      List<String> expected =
+          filed.stream()
+              .filter(r -> r.request().job().equals("nightly"))
+              .map(RunRecord::runId)
+              .sorted((a, b) -> b.compareTo(a))
+              .toList();
+      assertEquals(expected, paged);
+
+      List<EndedRuns.Filed> partial =
+          runs.page(
+              new RunFilter(
+                  Set.of(RunState.PARTIAL),
+                  null,
+                  LocalDate.parse("2026-11-12"),
+                  LocalDate.parse("2026-11-20"),
+                  null,
+                  50),
+              50);
+      assertTrue(
+          partial.stream().allMatch(f -> f.record().state() == RunState.PARTIAL),
+          partial.toString());
+      assertEquals(
+          List.of("2026-11-19", "2026-11-16", "2026-11-13"),
+          partial.stream().map(f -> f.record().request().businessDate().toString()).toList());
+    }
+  }
+}
