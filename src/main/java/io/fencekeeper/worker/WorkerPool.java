@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
@@ -71,12 +72,21 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
   /** {@code attempts}: one context per provider name; a work offer says which one to call. */
   public static Behavior<Command> create(
       int capacity, String nodeName, Map<String, ItemAttempt.Context> attempts) {
+    return create(capacity, nodeName, attempts, d -> d.path().address().hasLocalScope());
+  }
+
+  /** {@code local}: whether a dispatcher runs on this node (tests decide it for their probes). */
+  static Behavior<Command> create(
+      int capacity,
+      String nodeName,
+      Map<String, ItemAttempt.Context> attempts,
+      Predicate<ActorRef<?>> local) {
     return Behaviors.setup(
         context ->
             Behaviors.withTimers(
                 timers -> {
                   timers.startTimerWithFixedDelay(new Recount(), RECOUNT_EVERY);
-                  return new WorkerPool(context, capacity, nodeName, attempts);
+                  return new WorkerPool(context, capacity, nodeName, attempts, local);
                 }));
   }
 
@@ -102,13 +112,16 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
   private final AtomicBoolean leaving = new AtomicBoolean();
   private final List<ActorRef<Done>> leaveAnswers = new ArrayList<>();
   private final Clock clock;
+  private final Predicate<ActorRef<?>> local;
 
   private WorkerPool(
       ActorContext<Command> context,
       int capacity,
       String nodeName,
-      Map<String, ItemAttempt.Context> attempts) {
+      Map<String, ItemAttempt.Context> attempts,
+      Predicate<ActorRef<?>> local) {
     super(context);
+    this.local = local;
     this.capacity = capacity;
     this.nodeName = nodeName;
     this.attempts = Map.copyOf(attempts);
@@ -266,7 +279,7 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
   }
 
   private boolean isLocal(ActorRef<?> dispatcher) {
-    return dispatcher.path().address().hasLocalScope();
+    return local.test(dispatcher);
   }
 
   /** A steal was answered: a dispatcher that gave nothing is asked less often, up to a limit. */
