@@ -150,6 +150,12 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
     return newReceiveBuilder()
         .onMessage(RequestWork.class, this::onRequestWork)
         .onMessage(Settled.class, this::onSettled)
+        .onMessage(
+            WorkProtocol.SettledAll.class,
+            all -> {
+              all.settled().forEach(this::onSettled);
+              return this;
+            })
         .onMessage(PoolLeaving.class, this::onPoolLeaving)
         .onMessage(Assigned.class, this::onAssigned)
         .onMessage(Hosted.class, this::onHosted)
