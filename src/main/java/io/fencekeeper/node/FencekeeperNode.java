@@ -27,6 +27,8 @@ import io.fencekeeper.run.schedule.NightlySchedule;
 import io.fencekeeper.run.schedule.ScheduleKeeper;
 import io.fencekeeper.run.scope.ScopeReader;
 import io.fencekeeper.run.scope.ScopeSettings;
+import io.fencekeeper.verify.Verifications;
+import io.fencekeeper.verify.VerifySettings;
 import io.fencekeeper.worker.Backoff;
 import io.fencekeeper.worker.ItemAttempt;
 import io.fencekeeper.worker.LeaveOnShutdown;
@@ -78,6 +80,7 @@ public final class FencekeeperNode implements AutoCloseable {
   private final ScheduleKeeper schedules;
   private final Map<String, ProviderFactory.Started> providers;
   private final ProviderBudgets budgets;
+  private final Verifications verifications;
 
   private FencekeeperNode(
       ActorSystem<Void> system,
@@ -90,7 +93,8 @@ public final class FencekeeperNode implements AutoCloseable {
       RunItemStore runItems,
       ScheduleKeeper schedules,
       Map<String, ProviderFactory.Started> providers,
-      ProviderBudgets budgets) {
+      ProviderBudgets budgets,
+      Verifications verifications) {
     this.system = system;
     this.settings = settings;
     this.database = database;
@@ -102,6 +106,7 @@ public final class FencekeeperNode implements AutoCloseable {
     this.schedules = schedules;
     this.providers = providers;
     this.budgets = budgets;
+    this.verifications = verifications;
   }
 
   /** How to start a node; tests replace the clock, the provider or the item gateway. */
@@ -223,6 +228,24 @@ public final class FencekeeperNode implements AutoCloseable {
     Map<String, PermitPool> pools = permitPools(system, catalog, keeper);
     Map<String, ProviderFactory.Started> providers =
         startWorkers(b, settings, system, items, shards, catalog, pools);
+    Map<String, Provider> lookups = new TreeMap<>();
+    providers.forEach((name, started) -> lookups.put(name, started.provider()));
+    if (b.provider != null) {
+      lookups.putIfAbsent(ProviderName.DEFAULT, b.provider);
+    }
+    Verifications verifications =
+        Verifications.start(
+            system,
+            VerifySettings.fromConfig(b.config),
+            items,
+            runItems,
+            blocking,
+            runs,
+            catalog,
+            lookups,
+            pools,
+            b.clock,
+            b.attemptListener);
     ScheduleKeeper schedules = reviewSchedules(b, system, runs);
     joinCluster(system, settings);
     Map<String, ProviderFactory.Started> owned = new TreeMap<>(providers);
@@ -241,7 +264,8 @@ public final class FencekeeperNode implements AutoCloseable {
         runItems,
         schedules,
         providers,
-        new ProviderBudgets(system, keeper, pools, Duration.ofSeconds(10)));
+        new ProviderBudgets(system, keeper, pools, Duration.ofSeconds(10)),
+        verifications);
   }
 
   /** How long an offer outlives its lease before the dispatcher hands the item out again. */
@@ -525,6 +549,11 @@ public final class FencekeeperNode implements AutoCloseable {
   /** The providers' budgets: the keeper's view, an operator's change, this node's permits. */
   public ProviderBudgets budgets() {
     return budgets;
+  }
+
+  /** Verifying ended runs against the provider (docs/design.md, "Verifying a run"). */
+  public Verifications verifications() {
+    return verifications;
   }
 
   /** Coordinated shutdown: leaves the cluster, hands shards over, flushes the journal. */

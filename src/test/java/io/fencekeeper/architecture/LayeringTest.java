@@ -10,9 +10,9 @@ import com.tngtech.archunit.core.importer.Location;
 import org.junit.jupiter.api.Test;
 
 /**
- * The package layers of docs/design.md ("Code map"): item ← provider ← worker ← run ← node ← api ←
- * cli, with bench beside api, and the root package and journal beneath them all. A lower layer that
- * needs something from a higher one gets it passed in; it never imports it.
+ * The package layers of docs/design.md ("Code map"): item ← provider ← worker ← run ← verify ← node
+ * ← api ← cli, with bench beside api, and the root package and journal beneath them all. A lower
+ * layer that needs something from a higher one gets it passed in; it never imports it.
  */
 class LayeringTest {
 
@@ -44,6 +44,8 @@ class LayeringTest {
         .definedBy("io.fencekeeper.worker..")
         .layer("run")
         .definedBy("io.fencekeeper.run..")
+        .layer("verify")
+        .definedBy("io.fencekeeper.verify..")
         .layer("node")
         .definedBy("io.fencekeeper.node..")
         .layer("api")
@@ -60,17 +62,20 @@ class LayeringTest {
         .mayOnlyBeAccessedByLayers("cli")
         .whereLayer("node")
         .mayOnlyBeAccessedByLayers("api", "bench", "cli")
-        .whereLayer("run")
+        .whereLayer("verify")
         .mayOnlyBeAccessedByLayers("node", "api", "bench", "cli")
+        .whereLayer("run")
+        .mayOnlyBeAccessedByLayers("verify", "node", "api", "bench", "cli")
         .whereLayer("worker")
-        .mayOnlyBeAccessedByLayers("run", "node", "api", "bench", "cli")
+        .mayOnlyBeAccessedByLayers("run", "verify", "node", "api", "bench", "cli")
         .whereLayer("provider")
-        .mayOnlyBeAccessedByLayers("worker", "run", "node", "api", "bench", "cli")
+        .mayOnlyBeAccessedByLayers("worker", "run", "verify", "node", "api", "bench", "cli")
         .whereLayer("item")
-        .mayOnlyBeAccessedByLayers("provider", "worker", "run", "node", "api", "bench", "cli")
+        .mayOnlyBeAccessedByLayers(
+            "provider", "worker", "run", "verify", "node", "api", "bench", "cli")
         .whereLayer("journal")
         .mayOnlyBeAccessedByLayers(
-            "item", "provider", "worker", "run", "node", "api", "bench", "cli")
+            "item", "provider", "worker", "run", "verify", "node", "api", "bench", "cli")
         .check(CLASSES);
   }
 

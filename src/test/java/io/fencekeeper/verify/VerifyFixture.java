@@ -1,0 +1,150 @@
+package io.fencekeeper.verify;
+
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+
+import io.fencekeeper.node.FencekeeperNode;
+import io.fencekeeper.provider.http.HttpProvider;
+import io.fencekeeper.provider.sim.SimFaults;
+import io.fencekeeper.provider.sim.SimProviderServer;
+import io.fencekeeper.run.RunCoordinator;
+import io.fencekeeper.run.RunRequest;
+import io.fencekeeper.run.RunView;
+import io.fencekeeper.run.scope.AccountCursor;
+import io.fencekeeper.run.scope.Scope;
+import io.fencekeeper.testing.Await;
+import io.fencekeeper.testing.TestDatabases;
+import io.fencekeeper.testing.TestNodes;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import org.apache.pekko.stream.javadsl.Sink;
+
+/**
+ * A real node (its journal on {@code db}) whose default provider is a simulated provider over real
+ * HTTP that outlives the node, so a test can stop the node and start it again on the same journal
+ * and provider; and the steps of a verification test.
+ */
+final class VerifyFixture implements AutoCloseable {
+
+  static final Duration WAIT = Duration.ofSeconds(120);
+  static final LocalDate DATE = LocalDate.parse("2026-11-29");
+
+  final Path dataDir;
+  final TestDatabases.Target db;
+  final SimProviderServer sim;
+  final HttpProvider provider;
+  FencekeeperNode node;
+
+  VerifyFixture(Function<Path, TestDatabases.Target> database, long seed) throws Exception {
+    dataDir = Files.createTempDirectory("fencekeeper-verify");
+    db = database.apply(dataDir);
+    sim = SimProviderServer.start(0, SimFaults.NONE, seed);
+    provider = HttpProvider.create(sim.baseUrl(), Duration.ofSeconds(2), Duration.ofSeconds(10));
+  }
+
+  /** Starts the node (again), with {@code workers} workers and config overrides. */
+  FencekeeperNode startNode(int workers, Map<String, Object> more) throws Exception {
+    Map<String, Object> overrides = TestNodes.overrides(db, dataDir);
+    overrides.putAll(more);
+    node =
+        FencekeeperNode.builder(FencekeeperNode.config(overrides))
+            .provider(provider)
+            .workers(workers)
+            .start()
+            .awaitUp(Duration.ofSeconds(30));
+    return node;
+  }
+
+  static List<AccountCursor> accounts(int count) {
+    List<AccountCursor> accounts = new ArrayList<>(count);
+    for (int i = 1; i <= count; i++) {
+      accounts.add(new AccountCursor(String.format("acct-%05d", i), "c-" + (i % 3)));
+    }
+    return accounts;
+  }
+
+  RunView create(String job, List<AccountCursor> accounts) throws Exception {
+    RunRequest request =
+        new RunRequest(
+            job,
+            DATE,
+            new Scope.Inline(accounts),
+            Instant.now().plus(Duration.ofHours(1)),
+            5,
+            accounts.size());
+    RunCoordinator.CreateReply reply =
+        node.runs().create(request).toCompletableFuture().get(60, TimeUnit.SECONDS);
+    return assertInstanceOf(RunCoordinator.Created.class, reply).run();
+  }
+
+  RunView awaitEnded(String runId) {
+    return Await.until(
+        WAIT,
+        "run " + runId + " to end",
+        () -> node.runs().get(runId).toCompletableFuture().join().orElseThrow(),
+        run -> run.state().ended());
+  }
+
+  VerificationKeeper.StartReply verify(String runId, long sample, OptionalLong seed)
+      throws Exception {
+    return node.verifications()
+        .start(runId, sample, seed)
+        .toCompletableFuture()
+        .get(30, TimeUnit.SECONDS);
+  }
+
+  /** Starts a verification that must be accepted; its first view. */
+  VerificationView started(String runId, long sample, OptionalLong seed) throws Exception {
+    VerificationKeeper.StartReply reply = verify(runId, sample, seed);
+    return assertInstanceOf(VerificationKeeper.Accepted.class, reply, reply.toString()).view();
+  }
+
+  VerificationView awaitConcluded(String runId, int number) {
+    return Await.until(
+            WAIT,
+            "verification " + number + " of " + runId + " to end",
+            () -> node.verifications().get(runId, number).toCompletableFuture().join(),
+            v -> v.isPresent() && v.get().status() != VerificationView.Status.RUNNING)
+        .orElseThrow();
+  }
+
+  List<Finding> findings(VerificationView view) throws Exception {
+    return node.verifications()
+        .findings(view)
+        .runWith(Sink.seq(), node.system())
+        .toCompletableFuture()
+        .get(30, TimeUnit.SECONDS);
+  }
+
+  /** Lookups per key at the sim since {@code before} (a snapshot of {@code sim.lookups()}). */
+  Map<String, Long> lookupsSince(Map<String, Long> before) {
+    Map<String, Long> diff = new TreeMap<>();
+    sim.lookups()
+        .forEach(
+            (key, n) -> {
+              long more = n - before.getOrDefault(key, 0L);
+              if (more > 0) {
+                diff.put(key, more);
+              }
+            });
+    return diff;
+  }
+
+  @Override
+  public void close() {
+    if (node != null) {
+      node.close();
+    }
+    provider.close();
+    sim.close();
+  }
+}
