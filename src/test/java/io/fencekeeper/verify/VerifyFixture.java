@@ -2,7 +2,12 @@ package io.fencekeeper.verify;
 
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
+import com.sun.net.httpserver.HttpServer;
+import io.fencekeeper.item.ItemId;
 import io.fencekeeper.node.FencekeeperNode;
+import io.fencekeeper.provider.Plan;
+import io.fencekeeper.provider.Provider;
+import io.fencekeeper.provider.Receipt;
 import io.fencekeeper.provider.http.HttpProvider;
 import io.fencekeeper.provider.sim.SimFaults;
 import io.fencekeeper.provider.sim.SimProviderServer;
@@ -14,6 +19,10 @@ import io.fencekeeper.run.scope.Scope;
 import io.fencekeeper.testing.Await;
 import io.fencekeeper.testing.TestDatabases;
 import io.fencekeeper.testing.TestNodes;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -22,49 +31,112 @@ import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.TreeMap;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.apache.pekko.stream.javadsl.Sink;
 
 /**
  * A real node (its journal on {@code db}) whose default provider is a simulated provider over real
  * HTTP that outlives the node, so a test can stop the node and start it again on the same journal
- * and provider; and the steps of a verification test.
+ * and provider; and the steps of a verification test. {@link #refuseLookups} sends the lookups to a
+ * real HTTP server that answers 403 to everything, as a provider that refuses a verifier would.
  */
-final class VerifyFixture implements AutoCloseable {
+public final class VerifyFixture implements AutoCloseable {
 
-  static final Duration WAIT = Duration.ofSeconds(120);
-  static final LocalDate DATE = LocalDate.parse("2026-11-29");
+  public static final Duration WAIT = Duration.ofSeconds(120);
+  public static final LocalDate DATE = LocalDate.parse("2026-11-29");
 
-  final Path dataDir;
-  final TestDatabases.Target db;
-  final SimProviderServer sim;
-  final HttpProvider provider;
-  FencekeeperNode node;
+  public final Path dataDir;
+  public final TestDatabases.Target db;
+  public final SimProviderServer sim;
+  private final HttpProvider provider;
+  private final AtomicReference<Provider> lookups = new AtomicReference<>();
+  private HttpServer refusing;
+  private HttpProvider refused;
+  public FencekeeperNode node;
 
-  VerifyFixture(Function<Path, TestDatabases.Target> database, long seed) throws Exception {
+  public VerifyFixture(Function<Path, TestDatabases.Target> database, long seed) throws Exception {
     dataDir = Files.createTempDirectory("fencekeeper-verify");
     db = database.apply(dataDir);
     sim = SimProviderServer.start(0, SimFaults.NONE, seed);
     provider = HttpProvider.create(sim.baseUrl(), Duration.ofSeconds(2), Duration.ofSeconds(10));
+    lookups.set(provider);
   }
 
+  /** From now on every lookup is answered 403 (a permanent refusal); plans and cleanups are not. */
+  public void refuseLookups() throws IOException {
+    if (refused != null) {
+      lookups.set(refused);
+      return;
+    }
+    refusing = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+    refusing.createContext(
+        "/",
+        exchange -> {
+          byte[] body =
+              "{\"error\":\"forbidden\",\"message\":\"this caller may not look keys up\"}"
+                  .getBytes(StandardCharsets.UTF_8);
+          exchange.getResponseHeaders().add("Content-Type", "application/json");
+          exchange.sendResponseHeaders(403, body.length);
+          exchange.getResponseBody().write(body);
+          exchange.close();
+        });
+    refusing.start();
+    refused =
+        HttpProvider.create(
+            URI.create("http://127.0.0.1:" + refusing.getAddress().getPort() + "/"),
+            Duration.ofSeconds(2),
+            Duration.ofSeconds(5));
+    lookups.set(refused);
+  }
+
+  /** Lookups go to the sim again. */
+  public void acceptLookups() {
+    lookups.set(provider);
+  }
+
+  /** The sim, except for lookups once {@link #refuseLookups} was called. */
+  private final Provider routed =
+      new Provider() {
+        @Override
+        public CompletionStage<Plan> plan(ItemId item) {
+          return provider.plan(item);
+        }
+
+        @Override
+        public CompletionStage<Receipt> apply(
+            ItemId item, Plan plan, String idempotencyKey, long fencingToken) {
+          return provider.apply(item, plan, idempotencyKey, fencingToken);
+        }
+
+        @Override
+        public CompletionStage<Optional<Receipt>> lookup(ItemId item, String idempotencyKey) {
+          return lookups.get().lookup(item, idempotencyKey);
+        }
+
+        @Override
+        public void close() {}
+      };
+
   /** Starts the node (again), with {@code workers} workers and config overrides. */
-  FencekeeperNode startNode(int workers, Map<String, Object> more) throws Exception {
+  public FencekeeperNode startNode(int workers, Map<String, Object> more) throws Exception {
     Map<String, Object> overrides = TestNodes.overrides(db, dataDir);
     overrides.putAll(more);
     node =
         FencekeeperNode.builder(FencekeeperNode.config(overrides))
-            .provider(provider)
+            .provider(routed)
             .workers(workers)
             .start()
             .awaitUp(Duration.ofSeconds(30));
     return node;
   }
 
-  static List<AccountCursor> accounts(int count) {
+  public static List<AccountCursor> accounts(int count) {
     List<AccountCursor> accounts = new ArrayList<>(count);
     for (int i = 1; i <= count; i++) {
       accounts.add(new AccountCursor(String.format("acct-%05d", i), "c-" + (i % 3)));
@@ -72,7 +144,7 @@ final class VerifyFixture implements AutoCloseable {
     return accounts;
   }
 
-  RunView create(String job, List<AccountCursor> accounts) throws Exception {
+  public RunView create(String job, List<AccountCursor> accounts) throws Exception {
     RunRequest request =
         new RunRequest(
             job,
@@ -86,7 +158,7 @@ final class VerifyFixture implements AutoCloseable {
     return assertInstanceOf(RunCoordinator.Created.class, reply).run();
   }
 
-  RunView awaitEnded(String runId) {
+  public RunView awaitEnded(String runId) {
     return Await.until(
         WAIT,
         "run " + runId + " to end",
@@ -94,7 +166,7 @@ final class VerifyFixture implements AutoCloseable {
         run -> run.state().ended());
   }
 
-  VerificationKeeper.StartReply verify(String runId, long sample, OptionalLong seed)
+  public VerificationKeeper.StartReply verify(String runId, long sample, OptionalLong seed)
       throws Exception {
     return node.verifications()
         .start(runId, sample, seed)
@@ -103,12 +175,12 @@ final class VerifyFixture implements AutoCloseable {
   }
 
   /** Starts a verification that must be accepted; its first view. */
-  VerificationView started(String runId, long sample, OptionalLong seed) throws Exception {
+  public VerificationView started(String runId, long sample, OptionalLong seed) throws Exception {
     VerificationKeeper.StartReply reply = verify(runId, sample, seed);
     return assertInstanceOf(VerificationKeeper.Accepted.class, reply, reply.toString()).view();
   }
 
-  VerificationView awaitConcluded(String runId, int number) {
+  public VerificationView awaitConcluded(String runId, int number) {
     return Await.until(
             WAIT,
             "verification " + number + " of " + runId + " to end",
@@ -117,7 +189,7 @@ final class VerifyFixture implements AutoCloseable {
         .orElseThrow();
   }
 
-  List<Finding> findings(VerificationView view) throws Exception {
+  public List<Finding> findings(VerificationView view) throws Exception {
     return node.verifications()
         .findings(view)
         .runWith(Sink.seq(), node.system())
@@ -126,7 +198,7 @@ final class VerifyFixture implements AutoCloseable {
   }
 
   /** Lookups per key at the sim since {@code before} (a snapshot of {@code sim.lookups()}). */
-  Map<String, Long> lookupsSince(Map<String, Long> before) {
+  public Map<String, Long> lookupsSince(Map<String, Long> before) {
     Map<String, Long> diff = new TreeMap<>();
     sim.lookups()
         .forEach(
@@ -146,5 +218,9 @@ final class VerifyFixture implements AutoCloseable {
     }
     provider.close();
     sim.close();
+    if (refusing != null) {
+      refused.close();
+      refusing.stop(0);
+    }
   }
 }
