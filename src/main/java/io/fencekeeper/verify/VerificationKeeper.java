@@ -187,7 +187,9 @@ public final class VerificationKeeper
         .filter(entry -> entry.ended() == null)
         .forEach(entry -> spawn(entry.plan()));
     if (deps.settings().whenRunEnds()) {
-      timers.startTimerWithFixedDelay(new AutoTick(), Duration.ofSeconds(1), AUTO_EVERY);
+      // at once: the first time, runs that end from this moment on verify themselves
+      ctx.getSelf().tell(new AutoTick());
+      timers.startTimerWithFixedDelay(new AutoTick(), AUTO_EVERY);
     }
   }
 
