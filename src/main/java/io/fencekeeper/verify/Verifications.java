@@ -112,9 +112,12 @@ public final class Verifications {
     return new Verifications(system, keeper, runs, clock, Duration.ofSeconds(30));
   }
 
-  /** A seed for a sample nobody chose one for: stated in the result, so it can be drawn again. */
+  /**
+   * A seed for a sample nobody chose one for: stated in the result, so it can be drawn again; below
+   * 2^53, so that JSON readers that hold numbers as doubles (the dashboard) read it exactly.
+   */
   static long newSeed() {
-    return ThreadLocalRandom.current().nextLong(1, Long.MAX_VALUE);
+    return ThreadLocalRandom.current().nextLong(1, 1L << 53);
   }
 
   /**
