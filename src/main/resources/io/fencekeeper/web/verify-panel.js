@@ -31,7 +31,7 @@ export function verificationPanel(runId) {
   const tile = h('div', { class: 'tile', id: 'verification-tile' });
   const summary = h('div', { class: 'verification-summary' });
   const actions = h('div', { class: 'verification-actions' });
-  const table = h('div', { class: 'item-table', id: 'verification-findings' });
+  const table = h('div', { class: 'finding-table', id: 'verification-findings' });
   const section = h('section', { class: 'panel', id: 'verification', 'aria-labelledby': 'verification-title' },
     h('h2', { id: 'verification-title' }, 'Verification against the provider'),
     summary, actions, table);
