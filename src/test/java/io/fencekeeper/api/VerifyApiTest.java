@@ -26,7 +26,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -52,10 +51,7 @@ class VerifyApiTest {
   static void start() throws Exception {
     f = new VerifyFixture(TestDatabases::h2File, 21);
     f.startNode(4, Map.of("fencekeeper.http.api-read-token", READ_TOKEN));
-    ApiSettings settings = ApiSettings.from(f.node.settings()).withPort(0).withToken(TOKEN);
-    var binding =
-        HttpApi.start(f.node, settings, metrics).toCompletableFuture().get(30, TimeUnit.SECONDS);
-    base = "http://127.0.0.1:" + binding.localAddress().getPort();
+    base = f.startApi(TOKEN, metrics);
   }
 
   @AfterAll

@@ -15,11 +15,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.extension.TestWatcher;
 import org.openqa.selenium.By;
@@ -43,27 +41,14 @@ class VerifyPanelBrowserTest {
   static String base;
 
   @RegisterExtension
-  static final TestWatcher SCREENSHOT_ON_FAILURE =
-      new TestWatcher() {
-        @Override
-        public void testFailed(ExtensionContext context, Throwable cause) {
-          if (browser != null) {
-            Path shot = browser.screenshot("failure-" + context.getDisplayName(), null);
-            System.err.println("dashboard screenshot of the failure: " + shot.toAbsolutePath());
-          }
-        }
-      };
+  static final TestWatcher SCREENSHOT_ON_FAILURE = Browser.screenshotOnFailure(() -> browser);
 
   @BeforeAll
   static void start() throws Exception {
     Browser.assumeInstalled();
     f = new VerifyFixture(TestDatabases::h2File, 31);
     f.startNode(4, Map.of());
-    var binding =
-        HttpApi.start(f.node, ApiSettings.from(f.node.settings()).withPort(0).withToken(TOKEN))
-            .toCompletableFuture()
-            .get(30, TimeUnit.SECONDS);
-    base = "http://127.0.0.1:" + binding.localAddress().getPort();
+    base = f.startApi(TOKEN, new ApiMetrics());
     browser = Browser.start(1280, 900);
   }
 

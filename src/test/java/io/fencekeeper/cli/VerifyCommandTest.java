@@ -3,8 +3,7 @@ package io.fencekeeper.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.fencekeeper.api.ApiSettings;
-import io.fencekeeper.api.HttpApi;
+import io.fencekeeper.api.ApiMetrics;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.scope.AccountCursor;
@@ -17,7 +16,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -39,11 +37,7 @@ class VerifyCommandTest {
   static void start() throws Exception {
     f = new VerifyFixture(TestDatabases::h2File, 13);
     f.startNode(4, Map.of());
-    var binding =
-        HttpApi.start(f.node, ApiSettings.from(f.node.settings()).withPort(0).withToken(TOKEN))
-            .toCompletableFuture()
-            .get(30, TimeUnit.SECONDS);
-    base = "http://127.0.0.1:" + binding.localAddress().getPort();
+    base = f.startApi(TOKEN, new ApiMetrics());
   }
 
   @AfterAll

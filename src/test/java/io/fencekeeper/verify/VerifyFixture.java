@@ -3,6 +3,9 @@ package io.fencekeeper.verify;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
 import com.sun.net.httpserver.HttpServer;
+import io.fencekeeper.api.ApiMetrics;
+import io.fencekeeper.api.ApiSettings;
+import io.fencekeeper.api.HttpApi;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.node.FencekeeperNode;
 import io.fencekeeper.provider.Plan;
@@ -122,6 +125,18 @@ public final class VerifyFixture implements AutoCloseable {
         @Override
         public void close() {}
       };
+
+  /**
+   * The node's HTTP API on a free loopback port with {@code token} (and the read token the node's
+   * configuration names, if any), reporting to {@code metrics}; its base URL.
+   */
+  public String startApi(String token, ApiMetrics metrics) throws Exception {
+    var binding =
+        HttpApi.start(node, ApiSettings.from(node.settings()).withPort(0).withToken(token), metrics)
+            .toCompletableFuture()
+            .get(30, TimeUnit.SECONDS);
+    return "http://127.0.0.1:" + binding.localAddress().getPort();
+  }
 
   /** Starts the node (again), with {@code workers} workers and config overrides. */
   public FencekeeperNode startNode(int workers, Map<String, Object> more) throws Exception {
