@@ -165,12 +165,17 @@ public final class Verifications {
         .thenApply(VerificationKeeper.Listing::verifications);
   }
 
-  /** The latest verification of every run that has one (for metrics). */
+  /**
+   * The latest verification of every run that has one (for metrics: a scrape must not wait long for
+   * a keeper that is moving).
+   */
   public CompletionStage<List<VerificationView>> latestOfEveryRun() {
     return this.<VerificationKeeper.Listing>ask(
-            replyTo -> new VerificationKeeper.ListOf(null, replyTo))
+            replyTo -> new VerificationKeeper.ListOf(null, replyTo), SCRAPE_TIMEOUT)
         .thenApply(VerificationKeeper.Listing::verifications);
   }
+
+  static final Duration SCRAPE_TIMEOUT = Duration.ofSeconds(5);
 
   /**
    * Every finding of a verification (discrepancies and resolutions) in scope order, read from its
@@ -189,9 +194,14 @@ public final class Verifications {
 
   private <T> CompletionStage<T> ask(
       org.apache.pekko.japi.function.Function<ActorRef<T>, VerificationKeeper.Command> message) {
+    return ask(message, askTimeout);
+  }
+
+  private <T> CompletionStage<T> ask(
+      org.apache.pekko.japi.function.Function<ActorRef<T>, VerificationKeeper.Command> message,
+      Duration timeout) {
     return Stages.on(
-        AskPattern.<VerificationKeeper.Command, T>ask(
-            keeper, message, askTimeout, system.scheduler()),
+        AskPattern.<VerificationKeeper.Command, T>ask(keeper, message, timeout, system.scheduler()),
         system.executionContext());
   }
 }
