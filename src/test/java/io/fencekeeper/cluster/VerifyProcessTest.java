@@ -158,7 +158,8 @@ class VerifyProcessTest {
           midway.path("checked").asLong(),
           resumeSeconds,
           histogram,
-          Files.readString(Path.of("/proc/loadavg")).trim());
+          String.join(
+              " ", List.of(Files.readString(Path.of("/proc/loadavg")).split(" ")).subList(0, 3)));
       assertEquals(0, histogram.getOrDefault(0L, 0), "every item was looked up: " + histogram);
       assertTrue(
           histogram.keySet().stream().allMatch(n -> n <= 2),
