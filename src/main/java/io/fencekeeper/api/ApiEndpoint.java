@@ -36,7 +36,12 @@ public enum ApiEndpoint {
   RUN_EVENTS("GET", "/api/runs/{runId}/events", false),
   RUN_REPORT("GET", "/api/runs/{runId}/report", false),
   CLUSTER("GET", "/api/cluster", false),
-  WHOAMI("GET", "/api/whoami", false);
+  WHOAMI("GET", "/api/whoami", false),
+  // verifying an ended run against its provider (docs/design.md, "Verifying a run")
+  VERIFY_RUN("POST", "/api/runs/{runId}/verify", true),
+  LIST_VERIFICATIONS("GET", "/api/runs/{runId}/verifications", false),
+  GET_VERIFICATION("GET", "/api/runs/{runId}/verifications/{number}", false),
+  VERIFICATION_FINDINGS("GET", "/api/runs/{runId}/verifications/{number}/findings", false);
 
   private final String method;
   private final String path;

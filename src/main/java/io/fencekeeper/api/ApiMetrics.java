@@ -5,6 +5,8 @@ import io.fencekeeper.provider.budget.BudgetView;
 import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.governor.GovernorPolicy;
 import io.fencekeeper.run.governor.GovernorSettings;
+import io.fencekeeper.verify.VerificationView;
+import io.fencekeeper.verify.Verifications;
 import io.fencekeeper.worker.ItemAttempt;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
@@ -18,6 +20,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
@@ -48,6 +51,8 @@ public final class ApiMetrics implements ItemAttempt.AttemptListener {
   private final MultiGauge providerGranted;
   private final MultiGauge providerInFlight;
   private final MultiGauge providerRunShare;
+  private final MultiGauge verificationItems;
+  private final MultiGauge verificationRunning;
 
   public ApiMetrics() {
     itemsByStatus =
@@ -92,7 +97,67 @@ public final class ApiMetrics implements ItemAttempt.AttemptListener {
         MultiGauge.builder("fencekeeper.provider.run.share")
             .description("A run's share of its provider's budget (items in flight)")
             .register(registry);
+    verificationItems =
+        MultiGauge.builder("fencekeeper.verification.items")
+            .description(
+                "Items of a run's latest verification by outcome: agree, missing, different,"
+                    + " unexpected_effect, resolved_applied, resolved_none")
+            .baseUnit("items")
+            .register(registry);
+    verificationRunning =
+        MultiGauge.builder("fencekeeper.verification.running")
+            .description("1 while a run's latest verification runs, 0 once it ended")
+            .register(registry);
   }
+
+  /**
+   * Before a scrape: the latest verification of every run (docs/design.md, "Verifying a run"), or
+   * the last figures when the keeper does not answer.
+   */
+  CompletionStage<Void> refreshVerifications(Verifications verifications) {
+    return verifications
+        .latestOfEveryRun()
+        .handle(
+            (views, failure) -> {
+              if (failure == null) {
+                updateVerifications(views);
+              }
+              return null;
+            });
+  }
+
+  void updateVerifications(List<VerificationView> views) {
+    List<MultiGauge.Row<?>> itemRows = new ArrayList<>();
+    List<MultiGauge.Row<?>> runningRows = new ArrayList<>();
+    for (VerificationView view : views) {
+      Tags run = Tags.of("run", view.runId());
+      var t = view.tally();
+      long[] counts = {
+        t.agree(),
+        t.missing(),
+        t.different(),
+        t.unexpectedEffect(),
+        t.resolvedApplied(),
+        t.resolvedNone()
+      };
+      for (int i = 0; i < OUTCOMES.size(); i++) {
+        itemRows.add(MultiGauge.Row.of(run.and("outcome", OUTCOMES.get(i)), counts[i]));
+      }
+      runningRows.add(
+          MultiGauge.Row.of(run, view.status() == VerificationView.Status.RUNNING ? 1 : 0));
+    }
+    verificationItems.register(itemRows, true);
+    verificationRunning.register(runningRows, true);
+  }
+
+  private static final List<String> OUTCOMES =
+      List.of(
+          "agree",
+          "missing",
+          "different",
+          "unexpected_effect",
+          "resolved_applied",
+          "resolved_none");
 
   /** Called before each scrape with the budget keeper's view of every provider. */
   void updateProviders(List<BudgetView> views) {

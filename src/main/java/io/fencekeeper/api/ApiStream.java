@@ -15,6 +15,21 @@ import org.apache.pekko.util.ByteString;
  */
 record ApiStream(String contentType, Map<String, String> headers, Source<ByteString, ?> body) {
 
+  /**
+   * A CSV or JSON lines file to save as {@code file}: a download (the report, a verification's
+   * findings), never cached.
+   */
+  static ApiStream download(boolean csv, String file, Source<ByteString, ?> lines) {
+    return new ApiStream(
+        csv ? "text/csv; charset=UTF-8" : "application/x-ndjson",
+        Map.of(
+            "Content-Disposition",
+            "attachment; filename=\"" + file + "\"",
+            "Cache-Control",
+            "no-store"),
+        lines);
+  }
+
   HttpResponse toHttp(HttpResponse http) {
     ContentType type = ContentTypes.parse(contentType);
     HttpResponse response = http.withEntity(HttpEntities.createChunked(type, body));

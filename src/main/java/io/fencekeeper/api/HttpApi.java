@@ -17,6 +17,7 @@ import io.fencekeeper.provider.budget.ProviderBudgets;
 import io.fencekeeper.run.RunItemStore;
 import io.fencekeeper.run.RunService;
 import io.fencekeeper.run.governor.GovernorSettings;
+import io.fencekeeper.verify.Verifications;
 import java.io.InputStream;
 import java.time.Duration;
 import java.util.EnumMap;
@@ -67,7 +68,8 @@ public final class HttpApi {
       ApiMetrics metrics,
       AtomicReference<GovernorSettings> governor,
       RunIntakeSettings intake,
-      ProviderBudgets budgets) {
+      ProviderBudgets budgets,
+      Verifications verifications) {
     ObjectMapper mapper = ApiJson.mapper();
     this.settings = settings;
     this.intake = intake;
@@ -104,9 +106,18 @@ public final class HttpApi {
     ProviderEndpoints providers = new ProviderEndpoints(mapper, budgets, metrics);
     handlers.put(ApiEndpoint.LIST_PROVIDERS, providers::list);
     handlers.put(ApiEndpoint.PUT_PROVIDER, providers::put);
+    VerifyEndpoints verify = new VerifyEndpoints(mapper, verifications, run);
+    handlers.put(ApiEndpoint.VERIFY_RUN, verify::start);
+    handlers.put(ApiEndpoint.LIST_VERIFICATIONS, verify::list);
+    handlers.put(ApiEndpoint.GET_VERIFICATION, verify::get);
+    handlers.put(ApiEndpoint.VERIFICATION_FINDINGS, verify::findings);
     handlers.put(
         ApiEndpoint.METRICS,
-        call -> providers.refreshMetrics().thenCompose(refreshed -> ops.metrics(call)));
+        call ->
+            providers
+                .refreshMetrics()
+                .thenCompose(refreshed -> metrics.refreshVerifications(verifications))
+                .thenCompose(refreshed -> ops.metrics(call)));
     handlers.put(ApiEndpoint.OPENAPI, ops::openApi);
     // the dashboard's feeds and views
     events =
@@ -177,7 +188,8 @@ public final class HttpApi {
             // the node's configured caps until the coordinator's (PUT /api/governor) are read
             new AtomicReference<>(node.settings().governor()),
             RunIntakeSettings.fromConfig(system.settings().config()),
-            node.budgets());
+            node.budgets(),
+            node.verifications());
     CompletionStage<ServerBinding> binding =
         Http.get(system)
             .newServerAt(settings.host(), settings.port())

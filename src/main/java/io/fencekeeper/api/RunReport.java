@@ -75,15 +75,7 @@ final class RunReport {
             lines = Source.single(csvLine(COLUMNS)).concat(lines);
           }
           String file = run.runId().replace('/', '-') + "-report." + format;
-          return ApiResponse.stream(
-              new ApiStream(
-                  csv ? "text/csv; charset=UTF-8" : "application/x-ndjson",
-                  Map.of(
-                      "Content-Disposition",
-                      "attachment; filename=\"" + file + "\"",
-                      "Cache-Control",
-                      "no-store"),
-                  lines));
+          return ApiResponse.stream(ApiStream.download(csv, file, lines));
         });
   }
 

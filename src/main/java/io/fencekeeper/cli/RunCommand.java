@@ -11,6 +11,7 @@ import io.fencekeeper.run.RunState;
 import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.scope.Scope;
 import io.fencekeeper.run.scope.ScopeException;
+import io.fencekeeper.verify.VerifySettings;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.net.URI;
@@ -81,6 +82,13 @@ public final class RunCommand implements Callable<Integer> {
   Path dataDir;
 
   @Option(
+      names = "--verify",
+      description =
+          "when the run ends, verify it against its provider and put the verdict in the report"
+              + " (fencekeeper.verify.when-run-ends; docs/verification.md)")
+  boolean verify;
+
+  @Option(
       names = {"-c", "--config"},
       description = "HOCON file (default: the bundled conf/fencekeeper.conf)")
   Path config;
@@ -131,6 +139,9 @@ public final class RunCommand implements Callable<Integer> {
     overrides.put("fencekeeper.provider.kind", kind.name().toLowerCase(java.util.Locale.ROOT));
     if (providerUrl != null) {
       overrides.put("fencekeeper.provider.url", providerUrl.toString());
+    }
+    if (verify) {
+      overrides.put("fencekeeper.verify.when-run-ends", true);
     }
     FencekeeperNode.Builder builder =
         FencekeeperNode.builder(NodeConfig.load(Optional.ofNullable(config), overrides));
@@ -186,6 +197,7 @@ public final class RunCommand implements Callable<Integer> {
       }
       ProgressPrinter progress = new ProgressPrinter(out, System.console() != null);
       long started = System.nanoTime();
+      boolean endedHere = run.state() == RunState.RUNNING;
       while (run.state() == RunState.RUNNING) {
         progress.show(run);
         Thread.sleep(progress.interactive() ? 250 : 500);
@@ -194,6 +206,9 @@ public final class RunCommand implements Callable<Integer> {
       progress.finish();
       double seconds = (System.nanoTime() - started) / 1e9;
       report(out, run, seconds, node.simProvider().orElse(null));
+      if (endedHere && VerifySettings.fromConfig(node.system().settings().config()).whenRunEnds()) {
+        RunVerdict.print(out, node.verifications(), runId);
+      }
       return run.state().exitCode();
     } finally {
       node.close();

@@ -29,6 +29,8 @@ import io.fencekeeper.run.schedule.NightlySchedule;
 import io.fencekeeper.run.schedule.ScheduleKeeper;
 import io.fencekeeper.run.scope.ScopeReader;
 import io.fencekeeper.run.scope.ScopeSettings;
+import io.fencekeeper.verify.Verifications;
+import io.fencekeeper.verify.VerifySettings;
 import io.fencekeeper.worker.Backoff;
 import io.fencekeeper.worker.ItemAttempt;
 import io.fencekeeper.worker.LeaveOnShutdown;
@@ -84,6 +86,7 @@ public final class FencekeeperNode implements AutoCloseable {
   private final ScheduleKeeper schedules;
   private final Map<String, ProviderFactory.Started> providers;
   private final ProviderBudgets budgets;
+  private final Verifications verifications;
 
   private FencekeeperNode(
       ActorSystem<Void> system,
@@ -96,7 +99,8 @@ public final class FencekeeperNode implements AutoCloseable {
       RunItemStore runItems,
       ScheduleKeeper schedules,
       Map<String, ProviderFactory.Started> providers,
-      ProviderBudgets budgets) {
+      ProviderBudgets budgets,
+      Verifications verifications) {
     this.system = system;
     this.settings = settings;
     this.database = database;
@@ -108,6 +112,7 @@ public final class FencekeeperNode implements AutoCloseable {
     this.schedules = schedules;
     this.providers = providers;
     this.budgets = budgets;
+    this.verifications = verifications;
   }
 
   /** How to start a node; tests replace the clock, the provider or the item gateway. */
@@ -253,6 +258,24 @@ public final class FencekeeperNode implements AutoCloseable {
     Map<String, PermitPool> pools = permitPools(system, catalog, keeper);
     Map<String, ProviderFactory.Started> providers =
         startWorkers(b, workers, system, items, catalog, pools);
+    Map<String, Provider> lookups = new TreeMap<>();
+    providers.forEach((name, started) -> lookups.put(name, started.provider()));
+    if (b.provider != null) {
+      lookups.putIfAbsent(ProviderName.DEFAULT, b.provider);
+    }
+    Verifications verifications =
+        Verifications.start(
+            system,
+            VerifySettings.fromConfig(b.config),
+            items,
+            runItems,
+            blocking,
+            runs,
+            catalog,
+            lookups,
+            pools,
+            b.clock,
+            b.attemptListener);
     ScheduleKeeper schedules = reviewSchedules(b, system, runs);
     joinCluster(system, settings);
     Map<String, ProviderFactory.Started> owned = new TreeMap<>(providers);
@@ -271,7 +294,8 @@ public final class FencekeeperNode implements AutoCloseable {
         runItems,
         schedules,
         providers,
-        new ProviderBudgets(system, keeper, pools, Duration.ofSeconds(10)));
+        new ProviderBudgets(system, keeper, pools, Duration.ofSeconds(10)),
+        verifications);
   }
 
   /** How long an offer outlives its lease before the dispatcher hands the item out again. */
@@ -557,6 +581,11 @@ public final class FencekeeperNode implements AutoCloseable {
   /** The providers' budgets: the keeper's view, an operator's change, this node's permits. */
   public ProviderBudgets budgets() {
     return budgets;
+  }
+
+  /** Verifying ended runs against the provider (docs/design.md, "Verifying a run"). */
+  public Verifications verifications() {
+    return verifications;
   }
 
   /** Coordinated shutdown: leaves the cluster, hands shards over, flushes the journal. */

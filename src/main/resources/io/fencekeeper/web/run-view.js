@@ -6,6 +6,7 @@ import { legend, timeChart } from './charts.js';
 import { fill, h } from './dom.js';
 import { duration, num, percent, rate, relative, time, utc, ZONE } from './format.js';
 import { outlookBadge, progressBar, stateBadge } from './runs-view.js';
+import { verificationPanel } from './verify-panel.js';
 
 const COLUMNS = ['at', 'done', 'failed', 'closed', 'leased', 'pending', 'cap', 'throttled', 'stale', 'takeovers', 'rate'];
 const PAGE = 25;
@@ -41,6 +42,7 @@ export function runView(main, runId) {
   const chartSummary = h('p', { class: 'muted chart-summary' });
   const timeline = h('ol', { class: 'timeline' });
   const items = h('section', { class: 'items', 'aria-labelledby': 'items-title' });
+  const verification = verificationPanel(runId);
   fill(main,
     h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '#/' }, 'Runs'), ' / ', runId),
     h('div', { class: 'page-head' }, h('h1', {}, runId), live),
@@ -63,6 +65,7 @@ export function runView(main, runId) {
     h('section', { class: 'panel', 'aria-labelledby': 'timeline-title' },
       h('h2', { id: 'timeline-title' }, 'Governor decisions, stale rejections and takeovers'),
       timeline),
+    verification.section,
     items);
 
   // the run's provider budget (GET /api/providers), read at most every five seconds
@@ -193,6 +196,7 @@ export function runView(main, runId) {
       tile('Reconciliations', num(run.reconciliations), 'ambiguous effects looked up'),
       tile('Attempts', num(run.attempts), 'attempts that ended'),
       tile('Throttled answers', num(run.throttledAnswers), 'provider 429s'),
+      verification.tile,
       h('div', { class: 'tile tile-wide' }, h('span', { class: 'tile-label' }, 'By status'), progressBar(run.counts),
         h('ul', { class: 'status-counts' }, ['pending', 'leased', 'done', 'failed', 'closed', 'quarantined'].map((k) => h('li', { class: `count-${k}` }, h('span', { class: 'swatch', 'aria-hidden': 'true' }), `${k}: ${num(run.counts[k])}`)))));
   }
@@ -313,6 +317,7 @@ export function runView(main, runId) {
     renderTiles();
     renderChart();
     renderTimeline();
+    verification.update(run);
   }
 
   function append(sample) {
@@ -352,5 +357,5 @@ export function runView(main, runId) {
   resize.observe(chartBox);
   connect();
   loadItems();
-  return () => { if (controller) controller.abort(); resize.disconnect(); };
+  return () => { if (controller) controller.abort(); resize.disconnect(); verification.dispose(); };
 }

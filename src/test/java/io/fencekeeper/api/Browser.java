@@ -115,6 +115,24 @@ final class Browser implements AutoCloseable {
     }
   }
 
+  /**
+   * A JUnit extension that leaves a screenshot of the page under target/dashboard/ when a test
+   * fails, and says where.
+   */
+  static org.junit.jupiter.api.extension.TestWatcher screenshotOnFailure(
+      java.util.function.Supplier<Browser> browser) {
+    return new org.junit.jupiter.api.extension.TestWatcher() {
+      @Override
+      public void testFailed(
+          org.junit.jupiter.api.extension.ExtensionContext context, Throwable cause) {
+        if (browser.get() != null) {
+          Path shot = browser.get().screenshot("failure-" + context.getDisplayName(), null);
+          System.err.println("dashboard screenshot of the failure: " + shot.toAbsolutePath());
+        }
+      }
+    };
+  }
+
   /** The page's full height, so a screenshot holds all of it. */
   void fitHeight(int width) {
     Number height = (Number) driver.executeScript("return document.documentElement.scrollHeight");

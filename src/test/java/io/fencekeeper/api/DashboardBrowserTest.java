@@ -28,7 +28,6 @@ import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
-import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.extension.TestWatcher;
 import org.openqa.selenium.By;
@@ -60,16 +59,7 @@ class DashboardBrowserTest {
   static final ObjectMapper json = ApiJson.mapper();
 
   @RegisterExtension
-  static final TestWatcher SCREENSHOT_ON_FAILURE =
-      new TestWatcher() {
-        @Override
-        public void testFailed(ExtensionContext context, Throwable cause) {
-          if (browser != null) {
-            Path shot = browser.screenshot("failure-" + context.getDisplayName(), null);
-            System.err.println("dashboard screenshot of the failure: " + shot.toAbsolutePath());
-          }
-        }
-      };
+  static final TestWatcher SCREENSHOT_ON_FAILURE = Browser.screenshotOnFailure(() -> browser);
 
   @BeforeAll
   static void start() throws Exception {

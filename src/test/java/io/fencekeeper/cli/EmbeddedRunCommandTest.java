@@ -19,36 +19,72 @@ import picocli.CommandLine;
  */
 class EmbeddedRunCommandTest {
 
-  @Test
-  void anAccountsFileOutsideTheScopeDirectoryIsRunToTheEnd(@TempDir Path dir) throws Exception {
-    Path accounts = dir.resolve("elsewhere").resolve("accounts.csv");
-    Files.createDirectories(accounts.getParent());
-    Files.writeString(accounts, "accountId,cursor\nacct-1,c-1\nacct-2,c-1\nacct-3,c-2\n");
+  record Result(int exit, String output) {}
+
+  /** {@code run ARGS} on an embedded node, its standard output captured. */
+  static Result run(String... args) {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     PrintStream saved = System.out;
     int exit;
     System.setOut(new PrintStream(bytes, true, StandardCharsets.UTF_8));
     try {
-      exit =
-          new CommandLine(new RunCommand())
-              .execute(
-                  "--job",
-                  "quick-start",
-                  "--date",
-                  "2026-11-29",
-                  "--accounts",
-                  accounts.toString(),
-                  "--data-dir",
-                  dir.resolve("data").toString(),
-                  "--workers",
-                  "2");
+      exit = new CommandLine(new RunCommand()).execute(args);
     } finally {
       System.setOut(saved);
     }
+    return new Result(exit, bytes.toString(StandardCharsets.UTF_8));
+  }
 
-    String output = bytes.toString(StandardCharsets.UTF_8);
-    assertEquals(0, exit, output);
+  @Test
+  void anAccountsFileOutsideTheScopeDirectoryIsRunToTheEnd(@TempDir Path dir) throws Exception {
+    Path accounts = dir.resolve("elsewhere").resolve("accounts.csv");
+    Files.createDirectories(accounts.getParent());
+    Files.writeString(accounts, "accountId,cursor\nacct-1,c-1\nacct-2,c-1\nacct-3,c-2\n");
+    Result result =
+        run(
+            "--job",
+            "quick-start",
+            "--date",
+            "2026-11-29",
+            "--accounts",
+            accounts.toString(),
+            "--data-dir",
+            dir.resolve("data").toString(),
+            "--workers",
+            "2");
+
+    String output = result.output();
+    assertEquals(0, result.exit(), output);
     assertTrue(output.contains("created run quick-start/2026-11-29 with 3 items"), output);
     assertTrue(output.contains("SUCCEEDED"), output);
+  }
+
+  /** {@code --verify}: the run verifies itself when it ends, and the verdict is in the report. */
+  @Test
+  void withVerifyTheReportEndsWithTheProvidersVerdict(@TempDir Path dir) throws Exception {
+    Path accounts = dir.resolve("accounts.csv");
+    Files.writeString(
+        accounts, "accountId,cursor\nacct-1,c-1\nacct-2,c-1\nacct-3,c-2\nacct-4,c-2\n");
+    Result result =
+        run(
+            "--job",
+            "self-verified",
+            "--date",
+            "2026-11-29",
+            "--accounts",
+            accounts.toString(),
+            "--data-dir",
+            dir.resolve("data").toString(),
+            "--workers",
+            "2",
+            "--verify");
+
+    String output = result.output();
+    assertEquals(0, result.exit(), output);
+    assertTrue(
+        output.contains(
+            "verification      AGREE: 4 of 4 items checked at the provider; missing 0, different 0,"
+                + " unexpected effect 0, resolved 0"),
+        output);
   }
 }

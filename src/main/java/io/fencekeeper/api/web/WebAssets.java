@@ -52,6 +52,7 @@ public final class WebAssets {
           "charts.js",
           "runs-view.js",
           "run-view.js",
+          "verify-panel.js",
           "item-view.js",
           "cluster-view.js",
           "favicon.svg");

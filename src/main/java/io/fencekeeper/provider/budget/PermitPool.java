@@ -71,6 +71,8 @@ public final class PermitPool implements Permits {
   private boolean leased;
   private long usableUntil;
   private int inFlight;
+  // of which low priority ({@link #tryAcquire}): together they count as one in the node's demand
+  private int spareInFlight;
 
   /** When the calls that ended within the last window ended, oldest first. */
   private final ArrayDeque<Long> ends = new ArrayDeque<>();
@@ -148,24 +150,78 @@ public final class PermitPool implements Permits {
     return waiter.answer;
   }
 
+  /**
+   * A permit now for a call of low priority (a verification's lookup), or empty: only when a call
+   * may start and no other caller waits for one, so it never goes ahead of a caller that waits; the
+   * caller asks again later. Calls of low priority count as one call in the demand this node
+   * reports, however many there are, so the keeper grants them what the others leave and a node
+   * whose only calls are of low priority still gets permits (docs/design.md, "Verifying a run").
+   */
+  public Optional<Permit> tryAcquire() {
+    boolean askKeeper = false;
+    synchronized (this) {
+      if (closed && limited) {
+        throw stopping();
+      }
+      long now = nanos.getAsLong();
+      if (waiters.isEmpty() && canStart(now)) {
+        start(now);
+        spareInFlight++;
+        noteDemand();
+        return Optional.of(new Held(true));
+      }
+      demandPeak = Math.max(demandPeak, demand() + (spareInFlight == 0 ? 1 : 0));
+      if (limited && !reportRequested && permitsNow(now) == 0) {
+        // nothing granted yet: the keeper should hear of this node's wish
+        reportRequested = true;
+        askKeeper = true;
+      }
+    }
+    if (askKeeper) {
+      reportWanted.run();
+    }
+    return Optional.empty();
+  }
+
+  /** The rate this node may use now (calls a second); -1 without a budget or a rate limit. */
+  public synchronized int rate() {
+    return limited && rate >= 0 ? rateNow(nanos.getAsLong()) : -1;
+  }
+
   /** The permit of one call. */
   private final class Held implements Permit {
     private final AtomicBoolean released = new AtomicBoolean();
+    private final boolean spare;
+
+    Held() {
+      this(false);
+    }
+
+    Held(boolean spare) {
+      this.spare = spare;
+    }
 
     @Override
     public void release(ProviderError error) {
       if (released.compareAndSet(false, true)) {
-        released(error);
+        released(error, spare);
       }
     }
   }
 
   private void released(ProviderError error) {
+    released(error, false);
+  }
+
+  private void released(ProviderError error, boolean spare) {
     List<Waiter> ready;
     boolean askKeeper = false;
     synchronized (this) {
       long now = nanos.getAsLong();
       inFlight--;
+      if (spare) {
+        spareInFlight--;
+      }
       if (limited) {
         ends.addLast(now);
       }
@@ -331,7 +387,6 @@ public final class PermitPool implements Permits {
   /** What the keeper should know; resets the figures that count since the last report. */
   synchronized Report report() {
     long now = nanos.getAsLong();
-    int waiting = waiters.size();
     Report report =
         new Report(
             epoch,
@@ -339,10 +394,10 @@ public final class PermitPool implements Permits {
             holdingNow(now),
             Math.max(rateNow(now), rateSlotsHeld(now)),
             inFlight,
-            Math.max(demandPeak, inFlight + waiting),
+            Math.max(demandPeak, demand()),
             throttled,
             retryAfterMillis);
-    demandPeak = inFlight + waiting;
+    demandPeak = demand();
     throttled = 0;
     retryAfterMillis = 0;
     reportRequested = false;
@@ -413,7 +468,12 @@ public final class PermitPool implements Permits {
   }
 
   private void noteDemand() {
-    demandPeak = Math.max(demandPeak, inFlight + waiters.size());
+    demandPeak = Math.max(demandPeak, demand());
+  }
+
+  /** Calls in flight or waiting, the calls of low priority counted as one. */
+  private int demand() {
+    return inFlight - spareInFlight + waiters.size() + (spareInFlight > 0 ? 1 : 0);
   }
 
   private void evictEnds(long now) {

@@ -42,6 +42,9 @@ final class SimLedger {
   }
 
   private final ConcurrentHashMap<String, KeyState> keys = new ConcurrentHashMap<>();
+  // GET /v1/cleanups/{key} answered per key: how often a verification asked
+  // (docs/provider-protocol.md)
+  private final ConcurrentHashMap<String, AtomicLong> lookups = new ConcurrentHashMap<>();
   private final AtomicLong requests = new AtomicLong();
   private final AtomicLong effectSequence = new AtomicLong();
 
@@ -77,7 +80,7 @@ final class SimLedger {
         state.highestToken = fencingToken;
       }
       if (!faults.nonIdempotent() && state.firstOutcome != null) {
-        if (!state.firstRequest.equals(request)) {
+        if (!request.equals(state.firstRequest)) {
           return new Admission.Refused(
               422,
               ErrorBody.of(
@@ -95,12 +98,7 @@ final class SimLedger {
   Receipt apply(String key, CleanupRequest request) {
     KeyState state = keys.computeIfAbsent(key, k -> new KeyState());
     synchronized (state) {
-      Receipt outcome =
-          new Receipt(
-              key,
-              "sim-eff-" + effectSequence.incrementAndGet(),
-              Receipt.APPLIED,
-              Instant.now().truncatedTo(ChronoUnit.MILLIS));
+      Receipt outcome = newEffect(key);
       state.applied++;
       if (state.firstOutcome == null) {
         state.firstOutcome = outcome;
@@ -109,6 +107,14 @@ final class SimLedger {
       state.inFlight = false;
       return outcome;
     }
+  }
+
+  private Receipt newEffect(String key) {
+    return new Receipt(
+        key,
+        "sim-eff-" + effectSequence.incrementAndGet(),
+        Receipt.APPLIED,
+        Instant.now().truncatedTo(ChronoUnit.MILLIS));
   }
 
   /** The request failed before applying anything: the key may be used again at once. */
@@ -126,6 +132,7 @@ final class SimLedger {
    * searches a provider's metadata field for the caller's reference.
    */
   Optional<Receipt> lookup(String key) {
+    lookups.computeIfAbsent(key, k -> new AtomicLong()).incrementAndGet();
     KeyState state = keys.get(key);
     if (state == null) {
       return Optional.empty();
@@ -133,6 +140,51 @@ final class SimLedger {
     synchronized (state) {
       return Optional.ofNullable(state.firstOutcome);
     }
+  }
+
+  /**
+   * A discrepancy on purpose: the effect under this key is lost, as if the provider's ledger lost a
+   * row. Lookups answer 404 from now on, and {@link #effects()} no longer counts it; the fencing
+   * high-water mark stays. False when no effect was under the key.
+   */
+  boolean lose(String key) {
+    KeyState state = keys.get(key);
+    if (state == null) {
+      return false;
+    }
+    synchronized (state) {
+      if (state.firstOutcome == null) {
+        return false;
+      }
+      state.firstOutcome = null;
+      state.firstRequest = null;
+      state.applied = 0;
+      return true;
+    }
+  }
+
+  /**
+   * A discrepancy on purpose: another system writes an effect under this key, without Fencekeeper
+   * knowing. It becomes the effect lookups answer (replacing one Fencekeeper applied, if any) and
+   * counts as one more application.
+   */
+  Receipt writeForeign(String key) {
+    KeyState state = keys.computeIfAbsent(key, k -> new KeyState());
+    synchronized (state) {
+      Receipt outcome = newEffect(key);
+      state.applied++;
+      state.firstOutcome = outcome;
+      // a cleanup Fencekeeper sends later under the key is a different request: 422 key_reused
+      state.firstRequest = null;
+      return outcome;
+    }
+  }
+
+  /** Lookups answered per key (200 or 404); keys never looked up are left out. */
+  Map<String, Long> lookups() {
+    Map<String, Long> counts = new TreeMap<>();
+    lookups.forEach((key, count) -> counts.put(key, count.get()));
+    return counts;
   }
 
   boolean inFlight(String key) {
@@ -165,6 +217,7 @@ final class SimLedger {
 
   void reset() {
     keys.clear();
+    lookups.clear();
     requests.set(0);
   }
 }

@@ -276,6 +276,21 @@ public final class SimProviderServer implements AutoCloseable {
     traffic.reset();
   }
 
+  /** Loses the effect under this key ({@code DELETE /admin/effects/{key}}); false if none. */
+  public boolean loseEffect(String idempotencyKey) {
+    return ledger.lose(idempotencyKey);
+  }
+
+  /** Writes an effect Fencekeeper never asked for ({@code POST /admin/effects/{key}}). */
+  public Receipt writeForeignEffect(String idempotencyKey) {
+    return ledger.writeForeign(idempotencyKey);
+  }
+
+  /** Lookups answered per key since the start or the last reset ({@code GET /admin/lookups}). */
+  public Map<String, Long> lookups() {
+    return ledger.lookups();
+  }
+
   /**
    * Stops listening, closes every connection (a request in flight gets no answer), and terminates
    * the server's own actor system if it has one.
@@ -361,17 +376,24 @@ public final class SimProviderServer implements AutoCloseable {
             reset();
             return done(HttpResponse.create().withStatus(204));
           });
+    } else if (path.startsWith(SimTampering.EFFECTS_PATH)) {
+      return done(SimTampering.effect(method, lookupKey(request), ledger));
+    } else if (path.equals(SimTampering.LOOKUPS_PATH)) {
+      return requireMethod(method, "GET", () -> done(SimTampering.lookups(ledger)));
     }
     return done(respond(404, ErrorBody.of(HttpProtocol.NOT_FOUND, "no such endpoint")));
   }
 
-  /** The key: the rest of the path after {@code /v1/cleanups/}, percent-decoded. */
+  /**
+   * The key: the rest of the path after {@code /v1/cleanups/} (or {@code /admin/effects/}),
+   * percent-decoded.
+   */
   private static String lookupKey(HttpRequest request) {
     StringBuilder key = new StringBuilder();
     int index = 0;
     for (String segment : request.getUri().pathSegments()) {
       if (index++ < 2) {
-        continue; // "v1", "cleanups"
+        continue; // "v1", "cleanups" (or "admin", "effects")
       }
       if (key.length() > 0) {
         key.append('/');
@@ -701,7 +723,7 @@ public final class SimProviderServer implements AutoCloseable {
     return respond(500, ErrorBody.of(HttpProtocol.INTERNAL_ERROR, cause.toString()));
   }
 
-  private static HttpResponse respond(int status, Object body, HttpHeader... headers) {
+  static HttpResponse respond(int status, Object body, HttpHeader... headers) {
     byte[] bytes;
     try {
       bytes = json().writeValueAsBytes(body);
