@@ -16,8 +16,7 @@ import picocli.CommandLine.Command;
       SimProviderCommand.class,
       StatusCommand.class,
       AuditCommand.class,
-      ReportCommand.class,
-      PostgresCommand.class
+      ReportCommand.class
     })
 public final class Main implements Runnable {
 
