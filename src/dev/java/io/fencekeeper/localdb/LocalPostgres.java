@@ -22,8 +22,8 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code fencekeeper-postgres} ({@code target/fencekeeper-postgres.jar}, a developer tool beside the
- * product jar, which carries no PostgreSQL): a local PostgreSQL for a local cluster
+ * {@code fencekeeper-postgres} ({@code target/fencekeeper-postgres.jar}, a developer tool beside
+ * the product jar, which carries no PostgreSQL): a local PostgreSQL for a local cluster
  * (scripts/local-cluster.sh, scripts/scale-out.sh) from zonky's embedded binaries, so nothing is
  * installed. Unlike the tests' throw-away server it keeps its data directory, listens on a fixed
  * port on loopback only, and is durable (fsync, synchronous commit, full-page writes): a journal
@@ -70,7 +70,8 @@ public final class LocalPostgres implements Callable<Integer> {
   @Option(
       names = "--binaries-dir",
       description =
-          "where PostgreSQL's binaries are unpacked once (default: <tmp>/fencekeeper-postgres-<user>)")
+          "where PostgreSQL's binaries are unpacked once"
+              + " (default: <tmp>/fencekeeper-postgres-<user>)")
   Path binariesDir;
 
   public static void main(String[] args) {
