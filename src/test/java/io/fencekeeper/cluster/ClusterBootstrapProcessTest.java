@@ -218,13 +218,7 @@ class ClusterBootstrapProcessTest {
   private Map<String, String> memberUids(Node node) {
     Map<String, String> uids = new TreeMap<>();
     try {
-      HttpResponse<String> response =
-          http.send(
-              HttpRequest.newBuilder(
-                      URI.create("http://127.0.0.1:" + node.management() + "/cluster/members"))
-                  .timeout(Duration.ofSeconds(3))
-                  .build(),
-              HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> response = get(node, "/cluster/members");
       if (response.statusCode() != 200) {
         return uids;
       }
@@ -235,22 +229,27 @@ class ClusterBootstrapProcessTest {
       }
     } catch (IOException e) {
       return uids; // not listening yet
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
     }
     return uids;
   }
 
   /** The status of /health/ready, and its body. */
-  private String readiness(Node node) throws Exception {
-    HttpResponse<String> response =
-        http.send(
-            HttpRequest.newBuilder(
-                    URI.create("http://127.0.0.1:" + node.management() + "/health/ready"))
-                .timeout(Duration.ofSeconds(3))
-                .build(),
-            HttpResponse.BodyHandlers.ofString());
+  private String readiness(Node node) throws IOException {
+    HttpResponse<String> response = get(node, "/health/ready");
     return response.statusCode() + " " + response.body();
+  }
+
+  private HttpResponse<String> get(Node node, String path) throws IOException {
+    try {
+      return http.send(
+          HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.management() + path))
+              .timeout(Duration.ofSeconds(3))
+              .build(),
+          HttpResponse.BodyHandlers.ofString());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted", e);
+    }
   }
 
   private static long count(Path log, Pattern pattern, Process process) {
