@@ -109,6 +109,7 @@ public final class PostgresBinaries {
         unpack(partial);
         Files.move(partial, target, StandardCopyOption.ATOMIC_MOVE);
       }
+      ownedByThisUser(target);
       markReadyForZonky(target);
     }
     UNPACKED.put(root, target);
@@ -181,6 +182,20 @@ public final class PostgresBinaries {
       }
     }
     Files.setLastModifiedTime(marker, FileTime.fromMillis(newest));
+  }
+
+  /**
+   * The binaries run as this user: a directory someone else put there (zonky makes its working
+   * directory writable by all) is refused rather than run.
+   */
+  private static void ownedByThisUser(Path dir) throws IOException {
+    String owner = Files.getOwner(dir, LinkOption.NOFOLLOW_LINKS).getName();
+    String self = System.getProperty("user.name");
+    if (!owner.equals(self) && !owner.endsWith("\\" + self)) { // Windows: DOMAIN, backslash, user
+      throw new IOException(
+          dir + " belongs to " + owner + ", not to " + self + ": remove it, or choose another"
+              + " directory (-D" + ROOT_PROPERTY + ")");
+    }
   }
 
   private static void permit(Path file, int mode) throws IOException {

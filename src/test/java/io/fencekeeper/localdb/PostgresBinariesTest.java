@@ -2,17 +2,21 @@ package io.fencekeeper.localdb;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.UserPrincipal;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.List;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -55,6 +59,24 @@ class PostgresBinariesTest {
     // zonky touches its marker whenever it unpacks (over) a directory
     assertEquals(
         marked, Files.getLastModifiedTime(whole.resolve(".exists")), "zonky unpacked none");
+  }
+
+  /** zonky makes its working directory writable by all: what another user put there never runs. */
+  @Test
+  void binariesAnotherUserPutThereAreRefusedNotRun(@TempDir Path root) throws Exception {
+    String name =
+        PostgresBinaries.unpacked(PostgresBinaries.defaultRoot()).getFileName().toString();
+    Path planted = Files.createDirectories(root.resolve(name).resolve("bin"));
+    UserPrincipal nobody;
+    try {
+      nobody = root.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody");
+      Files.setOwner(planted.getParent(), nobody);
+    } catch (IOException | UnsupportedOperationException e) {
+      Assumptions.abort("giving a directory to another user needs root: " + e);
+      return;
+    }
+    IOException refused = assertThrows(IOException.class, () -> PostgresBinaries.unpacked(root));
+    assertTrue(refused.getMessage().contains("belongs to nobody"), refused.getMessage());
   }
 
   private static List<String> filesIn(Path dir) throws Exception {
