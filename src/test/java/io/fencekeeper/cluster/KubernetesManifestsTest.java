@@ -205,6 +205,9 @@ class KubernetesManifestsTest {
     assertEquals(roles.get(0).getMetadata().getName(), binding.getRoleRef().getName());
     String account = one(ServiceAccount.class).getMetadata().getName();
     assertEquals(account, binding.getSubjects().get(0).getName());
+    String namespace =
+        YAML.readTree(DEPLOY.resolve("kustomization.yaml").toFile()).path("namespace").asText();
+    assertEquals(namespace, binding.getSubjects().get(0).getNamespace(), "the pods' namespace");
     assertEquals(account, deployment().getSpec().getTemplate().getSpec().getServiceAccountName());
   }
 
