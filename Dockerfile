@@ -1,5 +1,8 @@
 # One image for every node: the shaded jar on a JRE. Build the jar first:
 #   mvn -B -q package -DskipTests && docker compose up --build   (after cp .env.example .env)
+# The jar carries no PostgreSQL (that is target/fencekeeper-postgres.jar, a developer tool). On
+# Kubernetes, deploy/kubernetes runs this image with `serve --config conf/kubernetes.conf` and
+# replaces JAVA_TOOL_OPTIONS with a heap sized from the container's memory limit.
 FROM eclipse-temurin:17-jre
 RUN apt-get update && apt-get install -y --no-install-recommends curl \
     && rm -rf /var/lib/apt/lists/*

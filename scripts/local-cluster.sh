@@ -14,17 +14,19 @@
 # ${FENCEKEEPER_PG_PORT:-15432}, the simulated provider ${FENCEKEEPER_SIM_PORT:-9099} (one process
 # shared by the three nodes, so its ledger counts every effect; FENCEKEEPER_PROVIDER /
 # FENCEKEEPER_PROVIDER_URL replace it). Everything listens on 127.0.0.1 only.
-# The journal is a PostgreSQL started from the jar (`fencekeeper postgres`, the embedded binaries of
-# the tests, with durable settings) with its data in data/local-cluster/postgres, unless
-# FENCEKEEPER_DB_URL (with FENCEKEEPER_DB_USER / FENCEKEEPER_DB_PASSWORD) points at one you run.
+# The journal is a PostgreSQL started from the developer jar (target/fencekeeper-postgres.jar, the
+# embedded binaries of the tests, with durable settings; the product jar carries none) with its data
+# in data/local-cluster/postgres, unless FENCEKEEPER_DB_URL (with FENCEKEEPER_DB_USER /
+# FENCEKEEPER_DB_PASSWORD) points at one you run.
 # With FENCEKEEPER_API_TOKEN set, the nodes require it and run-example sends it.
-# Logs and pid files live in data/local-cluster/. Needs target/fencekeeper.jar
-# (mvn -B -q package -DskipTests).
+# Logs and pid files live in data/local-cluster/. Needs target/fencekeeper.jar and
+# target/fencekeeper-postgres.jar (both from mvn -B -q package -DskipTests).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 STATE="${FENCEKEEPER_CLUSTER_DIR:-$ROOT/data/local-cluster}"
 JAR="${FENCEKEEPER_JAR:-$ROOT/target/fencekeeper.jar}"
+PG_JAR="${FENCEKEEPER_PG_JAR:-$ROOT/target/fencekeeper-postgres.jar}"
 PG_PORT="${FENCEKEEPER_PG_PORT:-15432}"
 SIM_PORT="${FENCEKEEPER_SIM_PORT:-9099}"
 JAVA="${JAVA:-java}"
@@ -67,7 +69,9 @@ wait_ready() {
 start_postgres() {
   if pid_alive "$STATE/postgres.pid"; then echo "PostgreSQL already running"; return 0; fi
   : >"$STATE/postgres.out"
-  "$JAVA" -Xmx64m -XX:+UseSerialGC -jar "$JAR" postgres --data-dir "$STATE/postgres" \
+  # it unpacks PostgreSQL's binaries once (streamed: 64 MB of heap is plenty) into a directory
+  # of its own, whole or not at all (docs/cluster.md, "Local cluster")
+  "$JAVA" -Xmx64m -XX:+UseSerialGC -jar "$PG_JAR" --data-dir "$STATE/postgres" \
     --port "$PG_PORT" --log-file "$STATE/postgres.log" >"$STATE/postgres.out" 2>&1 &
   echo $! >"$STATE/postgres.pid"
   for _ in $(seq 1 600); do
@@ -94,7 +98,7 @@ start_sim() {
 
 journal_env() {
   if [[ -z "${FENCEKEEPER_DB_URL:-}" ]]; then
-    # the role and database `fencekeeper postgres` creates; trust authentication on loopback
+    # the role and database fencekeeper-postgres creates; trust authentication on loopback
     export FENCEKEEPER_DB_URL="jdbc:postgresql://127.0.0.1:$PG_PORT/fencekeeper"
     export FENCEKEEPER_DB_USER=fencekeeper FENCEKEEPER_DB_PASSWORD=""
   fi
@@ -102,6 +106,8 @@ journal_env() {
 
 start() {
   [[ -f "$JAR" ]] || { echo "missing $JAR: run mvn -B -q package -DskipTests" >&2; exit 1; }
+  [[ -n "${FENCEKEEPER_DB_URL:-}" || -f "$PG_JAR" ]] || {
+    echo "missing $PG_JAR: run mvn -B -q package -DskipTests" >&2; exit 1; }
   mkdir -p "$STATE"
   [[ -n "${FENCEKEEPER_DB_URL:-}" ]] || start_postgres
   journal_env

@@ -5,8 +5,8 @@
 #   scripts/scale-out.sh [ITEMS] [NODE COUNTS...]      # default: 3000 items on 1 2 3 nodes
 #
 # For each node count: start that many `serve` nodes (conf/cluster.conf, ports 25531+, HTTP 8091+,
-# management 8569+) on one `fencekeeper postgres` (port ${FENCEKEEPER_PG_PORT:-15433}, data in
-# data/scale-out/postgres, kept) or on FENCEKEEPER_DB_URL, and one sim-provider
+# management 8569+) on one target/fencekeeper-postgres.jar (port ${FENCEKEEPER_PG_PORT:-15433}, not the
+# local cluster's 15432, data in data/scale-out/postgres, kept) or on FENCEKEEPER_DB_URL, and one sim-provider
 # (${FENCEKEEPER_SIM_PORT:-9199}, latency SIM_LATENCY_MS, default 0); upload a warm-up run of
 # WARMUP_ITEMS accounts (default 2000, not measured: the JIT's first minute is not the steady state)
 # then the measured run of ITEMS accounts (`run --url`, the same scope on a new business date each
@@ -27,14 +27,15 @@
 # Settings: WORKERS per node (default 32, the product default), GOVERNOR_NORMAL_CAP and
 # GOVERNOR_BURST_CAP (default: the product's 16 and 32, cluster-wide), NODE_JVM_OPTS, JFR=0 to skip
 # the profile. Results go to stdout and data/scale-out/results.txt; logs, JFR recordings and the
-# per-thread tables stay in data/scale-out/. Needs target/fencekeeper.jar, Linux /proc, and the JDK's
-# jcmd and jfr for the profile. The machine's other load is part of every figure: run it on a quiet
-# machine, and more than once.
+# per-thread tables stay in data/scale-out/. Needs target/fencekeeper.jar and
+# target/fencekeeper-postgres.jar, Linux /proc, and the JDK's jcmd and jfr for the profile. The
+# machine's other load is part of every figure: run it on a quiet machine, and more than once.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 STATE="${FENCEKEEPER_SCALE_DIR:-$ROOT/data/scale-out}"
 JAR="${FENCEKEEPER_JAR:-$ROOT/target/fencekeeper.jar}"
+PG_JAR="${FENCEKEEPER_PG_JAR:-$ROOT/target/fencekeeper-postgres.jar}"
 PG_PORT="${FENCEKEEPER_PG_PORT:-15433}"
 SIM_PORT="${FENCEKEEPER_SIM_PORT:-9199}"
 JAVA="${JAVA:-java}"
@@ -135,7 +136,7 @@ start_postgres() {
   if [[ -n "${FENCEKEEPER_DB_URL:-}" ]]; then
     echo "journal: $FENCEKEEPER_DB_URL (database CPU not measured)"; PG_PID=""; return 0
   fi
-  "$JAVA" -Xmx64m -XX:+UseSerialGC -jar "$JAR" postgres --data-dir "$STATE/postgres" \
+  "$JAVA" -Xmx64m -XX:+UseSerialGC -jar "$PG_JAR" --data-dir "$STATE/postgres" \
     --port "$PG_PORT" --log-file "$STATE/postgres.log" >"$STATE/postgres.out" 2>&1 &
   STARTED_PIDS+=($!)
   wait_for_line "$STATE/postgres.out" "postgres ready" $! "postgres"

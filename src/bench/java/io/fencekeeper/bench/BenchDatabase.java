@@ -2,6 +2,7 @@ package io.fencekeeper.bench;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
 import io.fencekeeper.journal.JournalDatabase;
+import io.fencekeeper.localdb.PostgresBinaries;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -69,7 +70,7 @@ record BenchDatabase(
       String on = durable ? "on" : "off";
       try {
         embedded =
-            EmbeddedPostgres.builder()
+            PostgresBinaries.builder()
                 .setServerConfig("fsync", on)
                 .setServerConfig("synchronous_commit", on)
                 .setServerConfig("full_page_writes", on)

@@ -17,8 +17,7 @@ import picocli.CommandLine.Command;
       StatusCommand.class,
       AuditCommand.class,
       ReportCommand.class,
-      VerifyCommand.class,
-      PostgresCommand.class
+      VerifyCommand.class
     })
 public final class Main implements Runnable {
 

@@ -26,6 +26,8 @@ import picocli.CommandLine.Option;
 @Command(name = "serve", description = "Start a long-running node from a config file.")
 public final class ServeCommand implements Callable<Integer> {
 
+  private static final Duration UNBOUNDED = Duration.ofMillis(Long.MAX_VALUE);
+
   @Option(
       names = {"-c", "--config"},
       description = "HOCON file (default: the bundled conf/fencekeeper.conf)")
@@ -50,11 +52,17 @@ public final class ServeCommand implements Callable<Integer> {
       System.err.println("fencekeeper node not started: " + e.getMessage());
       return 78;
     }
-    node.awaitUp(Duration.ofSeconds(60));
+    // management first: Cluster Bootstrap's contact points are other nodes' management ports, and
+    // /health/ready answers 503 until this node is an Up member
+    boolean bootstrap = node.settings().clusterBootstrap();
+    var management =
+        ManagementStarter.start(node.system(), bootstrap)
+            .toCompletableFuture()
+            .get(30, TimeUnit.SECONDS);
+    // with bootstrap a first start waits for required-contact-point-nr nodes, however long that is
+    node.awaitUp(bootstrap ? UNBOUNDED : Duration.ofSeconds(60));
     ServerBinding http =
         HttpApi.start(node, api, metrics).toCompletableFuture().get(30, TimeUnit.SECONDS);
-    var management =
-        ManagementStarter.start(node.system()).toCompletableFuture().get(30, TimeUnit.SECONDS);
     System.err.println(
         "fencekeeper node up: "
             + node.system().address()

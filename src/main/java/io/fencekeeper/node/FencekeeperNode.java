@@ -185,6 +185,7 @@ public final class FencekeeperNode implements AutoCloseable {
   private static FencekeeperNode start(Builder b) {
     NodeSettings settings = NodeSettings.from(b.config);
     RemotingExposure.check(b.config);
+    PartitionTimings.check(b.config);
     JournalDatabase database = migratedJournal(settings);
     ActorSystem<Void> system =
         startActorSystem(
@@ -465,7 +466,8 @@ public final class FencekeeperNode implements AutoCloseable {
   }
 
   private static void joinCluster(ActorSystem<Void> system, NodeSettings settings) {
-    if (settings.seedNodes().isEmpty()) {
+    // with Cluster Bootstrap the node joins once discovery and its contact points say where
+    if (settings.seedNodes().isEmpty() && !settings.clusterBootstrap()) {
       // no seeds: this node is a cluster of one
       Cluster cluster = Cluster.get(system);
       cluster.manager().tell(Join.create(cluster.selfMember().address()));

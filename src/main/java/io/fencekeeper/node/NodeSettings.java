@@ -28,6 +28,7 @@ public record NodeSettings(
     String hostShards,
     Duration maxRunLength,
     List<String> seedNodes,
+    boolean clusterBootstrap,
     GovernorSettings governor) {
 
   /** The provider this node's workers call ({@code fencekeeper.provider}). */
@@ -45,7 +46,7 @@ public record NodeSettings(
     return switch (hostShards) {
       case "on" -> true;
       case "off" -> false;
-      default -> workers > 0 || seedNodes.isEmpty();
+      default -> workers > 0 || (seedNodes.isEmpty() && !clusterBootstrap);
     };
   }
 
@@ -56,6 +57,11 @@ public record NodeSettings(
 
   public static NodeSettings from(Config config) {
     Config fk = config.getConfig("fencekeeper");
+    if (fk.getBoolean("cluster-bootstrap") && !fk.getString("seed-nodes").isBlank()) {
+      throw new IllegalArgumentException(
+          "FENCEKEEPER_SEED_NODES must be empty when fencekeeper.cluster-bootstrap is on"
+              + " (conf/kubernetes.conf): Cluster Bootstrap's contact points decide whom to join");
+    }
     return new NodeSettings(
         Path.of(fk.getString("data-dir")),
         fk.getString("db.url").trim(),
@@ -77,6 +83,7 @@ public record NodeSettings(
             .map(String::trim)
             .filter(s -> !s.isEmpty())
             .toList(),
+        fk.getBoolean("cluster-bootstrap"),
         GovernorSettings.defaults()
             .withCaps(
                 fk.getInt("governor.normal-cap"),

@@ -40,7 +40,9 @@ class ManagementTest {
             .start()
             .awaitUp(Duration.ofSeconds(60))) {
       Uri uri =
-          ManagementStarter.start(node.system()).toCompletableFuture().get(30, TimeUnit.SECONDS);
+          ManagementStarter.start(node.system(), false)
+              .toCompletableFuture()
+              .get(30, TimeUnit.SECONDS);
       HttpClient http = HttpClient.newHttpClient();
       String base = uri.toString().replaceAll("/$", "");
       HttpResponse<String> ready =

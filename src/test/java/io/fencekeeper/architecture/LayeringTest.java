@@ -12,18 +12,25 @@ import org.junit.jupiter.api.Test;
 /**
  * The package layers of docs/design.md ("Code map"): item ← provider ← worker ← dispatch ← run ←
  * verify ← node ← api ← cli, with bench beside api, and the root package and journal beneath them
- * all. A lower layer that needs something from a higher one gets it passed in; it never imports it.
+ * all; localdb (the developers' PostgreSQL, its own jar) imports nothing of the project and only
+ * the bench uses it. A lower layer that needs something from a higher one gets it passed in; it
+ * never imports it.
  */
 class LayeringTest {
 
   static final java.util.regex.Pattern TEST_CLASS =
       java.util.regex.Pattern.compile(".*Test(\\$.*)?\\.class");
 
-  /** The product's classes and the bench's (compiled with the tests), not the tests themselves. */
+  /**
+   * The product's classes, the bench's and localdb's (compiled with the tests), not the tests
+   * themselves.
+   */
   static final ImportOption PRODUCT_AND_BENCH =
       (Location location) ->
           !location.contains("/test-classes/")
-              || (location.contains("/io/fencekeeper/bench/") && !location.matches(TEST_CLASS));
+              || ((location.contains("/io/fencekeeper/bench/")
+                      || location.contains("/io/fencekeeper/localdb/"))
+                  && !location.matches(TEST_CLASS));
 
   static final JavaClasses CLASSES =
       new ClassFileImporter().withImportOption(PRODUCT_AND_BENCH).importPackages("io.fencekeeper");
@@ -56,6 +63,10 @@ class LayeringTest {
         .definedBy("io.fencekeeper.bench..")
         .layer("cli")
         .definedBy("io.fencekeeper.cli..")
+        .layer("localdb")
+        .definedBy("io.fencekeeper.localdb..")
+        .whereLayer("localdb")
+        .mayOnlyBeAccessedByLayers("bench")
         .whereLayer("cli")
         .mayNotBeAccessedByAnyLayer()
         .whereLayer("bench")

@@ -65,7 +65,10 @@ class ClusterProfileTest {
   @Test
   void profilesReadNoVariableBeyondTheDocumentedOnes() throws IOException {
     Set<String> documented = variablesRead(ROOT.resolve("conf/fencekeeper.conf"));
-    for (String file : new String[] {"cluster.conf", "node-1.conf", "node-2.conf", "node-3.conf"}) {
+    for (String file :
+        new String[] {
+          "cluster.conf", "kubernetes.conf", "node-1.conf", "node-2.conf", "node-3.conf"
+        }) {
       Set<String> extra = new HashSet<>(variablesRead(ROOT.resolve("conf").resolve(file)));
       extra.removeAll(documented);
       assertEquals(Set.of(), extra, file + " reads variables fencekeeper.conf does not");

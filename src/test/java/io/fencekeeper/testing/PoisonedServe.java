@@ -53,7 +53,9 @@ public final class PoisonedServe {
     node.awaitUp(Duration.ofSeconds(60));
     var http = HttpApi.start(node, api, metrics).toCompletableFuture().get(30, TimeUnit.SECONDS);
     var management =
-        ManagementStarter.start(node.system()).toCompletableFuture().get(30, TimeUnit.SECONDS);
+        ManagementStarter.start(node.system(), false)
+            .toCompletableFuture()
+            .get(30, TimeUnit.SECONDS);
     System.err.println(
         "fencekeeper node up (poison account "
             + poisonAccount

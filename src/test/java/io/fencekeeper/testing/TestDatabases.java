@@ -1,5 +1,6 @@
 package io.fencekeeper.testing;
 
+import io.fencekeeper.localdb.PostgresBinaries;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -11,7 +12,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The real databases tests run on: an H2 file, and a real PostgreSQL server started once per test
- * JVM from Maven-resolved binaries. Every caller gets a database of its own, empty, so each test
+ * JVM from Maven-resolved binaries, unpacked where a killed unpacking is never taken for a whole
+ * one ({@link PostgresBinaries}). Every caller gets a database of its own, empty, so each test
  * class proves that the application's migrations create the schema from nothing.
  */
 public final class TestDatabases {
@@ -54,7 +56,7 @@ public final class TestDatabases {
   public static synchronized EmbeddedPostgres postgresServer() {
     if (postgres == null) {
       try {
-        postgres = EmbeddedPostgres.builder().start();
+        postgres = PostgresBinaries.builder().start();
       } catch (IOException e) {
         throw new UncheckedIOException("embedded PostgreSQL did not start", e);
       }

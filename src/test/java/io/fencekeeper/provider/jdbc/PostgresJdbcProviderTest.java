@@ -1,5 +1,6 @@
 package io.fencekeeper.provider.jdbc;
 
+import io.fencekeeper.localdb.PostgresBinaries;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 
 /** The jdbc provider's contract on a real PostgreSQL server, started once for the class. */
@@ -9,7 +10,7 @@ class PostgresJdbcProviderTest extends JdbcProviderContract {
 
   @Override
   String startDatabase() throws Exception {
-    postgres = EmbeddedPostgres.start();
+    postgres = PostgresBinaries.builder().start();
     return postgres.getJdbcUrl("postgres", "postgres");
   }
 

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.fencekeeper.localdb.PostgresBinaries;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -29,7 +30,7 @@ class ScopeReaderSqlOnPostgresTest extends ScopeReaderSqlContract {
 
   @BeforeAll
   static void startPostgres() throws Exception {
-    postgres = EmbeddedPostgres.builder().start();
+    postgres = PostgresBinaries.builder().start();
     try (Connection c = postgres.getPostgresDatabase().getConnection();
         Statement s = c.createStatement()) {
       s.execute("CREATE ROLE scope_reader LOGIN PASSWORD 'reader'");

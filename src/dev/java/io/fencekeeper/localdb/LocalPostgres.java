@@ -1,7 +1,10 @@
-package io.fencekeeper.cli;
+package io.fencekeeper.localdb;
 
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -14,26 +17,36 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.locks.LockSupport;
 import java.util.regex.Pattern;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code postgres}: a local PostgreSQL for a local cluster (scripts/local-cluster.sh), from the
- * binaries the jar already carries for tests and the bench, so nothing is installed. Unlike the
- * tests' throw-away server it keeps its data directory, listens on a fixed port on loopback only,
- * and is durable (fsync, synchronous commit, full-page writes): a journal that survives a power cut
- * is the point of a journal. It runs until SIGTERM, then stops PostgreSQL cleanly (a fast shutdown:
- * sessions are ended, a checkpoint is written) before the process exits.
+ * {@code fencekeeper-postgres} ({@code target/fencekeeper-postgres.jar}, a developer tool beside
+ * the product jar, which carries no PostgreSQL): a local PostgreSQL for a local cluster
+ * (scripts/local-cluster.sh, scripts/scale-out.sh) from zonky's embedded binaries, so nothing is
+ * installed. Unlike the tests' throw-away server it keeps its data directory, listens on a fixed
+ * port on loopback only, and is durable (fsync, synchronous commit, full-page writes): a journal
+ * that survives a power cut is the point of a journal. It runs until SIGTERM, then stops PostgreSQL
+ * cleanly (a fast shutdown: sessions are ended, a checkpoint is written) before the process exits.
+ * Its default port is 15432, not PostgreSQL's 5432, where a system PostgreSQL usually listens.
  */
 @Command(
-    name = "postgres",
+    name = "fencekeeper-postgres",
     mixinStandardHelpOptions = true,
+    version = "fencekeeper-postgres 0.1.0",
     description =
         "Run a local, durable PostgreSQL (embedded binaries, loopback only) until SIGTERM and"
             + " print its JDBC URL: the journal of a local cluster.")
-public final class PostgresCommand implements Callable<Integer> {
+public final class LocalPostgres implements Callable<Integer> {
 
   private static final Pattern NAME = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
+
+  /** Its own port: 5432 is where a system PostgreSQL usually listens. */
+  static final int DEFAULT_PORT = 15432;
+
+  /** EX_UNAVAILABLE: the port is taken; nothing was started or changed. */
+  static final int PORT_TAKEN = 69;
 
   @Option(
       names = "--data-dir",
@@ -42,7 +55,7 @@ public final class PostgresCommand implements Callable<Integer> {
   Path dataDir;
 
   @Option(names = "--port", description = "port on 127.0.0.1 (default: ${DEFAULT-VALUE})")
-  int port = 5432;
+  int port = DEFAULT_PORT;
 
   @Option(
       names = "--database",
@@ -54,17 +67,38 @@ public final class PostgresCommand implements Callable<Integer> {
       description = "the server's log (default: <data-dir>.log, beside the data directory)")
   Path logFile;
 
+  @Option(
+      names = "--binaries-dir",
+      description =
+          "where PostgreSQL's binaries are unpacked once"
+              + " (default: <tmp>/fencekeeper-postgres-<user>)")
+  Path binariesDir;
+
+  public static void main(String[] args) {
+    System.exit(new CommandLine(new LocalPostgres()).execute(args));
+  }
+
   @Override
   public Integer call() throws Exception {
     if (!NAME.matcher(database).matches()) {
       System.err.println("--database must be a lower-case SQL name: " + database);
       return 64;
     }
+    if (!portFree(port)) {
+      System.err.println(
+          "port "
+              + port
+              + " on 127.0.0.1 is taken (another PostgreSQL, or a local cluster already running?):"
+              + " stop what listens there or choose another with --port");
+      return PORT_TAKEN;
+    }
     Path data = dataDir.toAbsolutePath().normalize();
     Path log = logFile != null ? logFile : data.resolveSibling(data.getFileName() + ".log");
     Files.createDirectories(log.toAbsolutePath().getParent());
+    Path binaries =
+        binariesDir != null ? binariesDir.toAbsolutePath() : PostgresBinaries.defaultRoot();
     EmbeddedPostgres server =
-        EmbeddedPostgres.builder()
+        PostgresBinaries.builder(binaries)
             .setDataDirectory(data)
             .setCleanDataDirectory(false) // a journal, not a fixture: keep it across restarts
             .setPort(port)
@@ -103,6 +137,20 @@ public final class PostgresCommand implements Callable<Integer> {
     System.out.flush();
     stopped.await();
     return 0;
+  }
+
+  /**
+   * Whether nothing listens on the port yet: PostgreSQL's own failure would come after initdb and a
+   * wait, in its log, as "could not bind". A server bound to all interfaces takes 127.0.0.1 too.
+   */
+  static boolean portFree(int port) {
+    try (ServerSocket socket = new ServerSocket()) {
+      socket.setReuseAddress(true); // as PostgreSQL does: a port in TIME_WAIT is free
+      socket.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
   }
 
   /** The role and database the nodes connect as, created on the first start. */
