@@ -39,8 +39,8 @@ public record NodeSettings(
   /**
    * Whether this node, with {@code workers} workers, hosts item shards ({@code
    * fencekeeper.item.host-shards}): {@code on}, {@code off}, or {@code auto}: when it has workers,
-   * or when it is a cluster of its own (no seed nodes), since then nobody else could host its
-   * items.
+   * or when it is a cluster of its own (no seed nodes, no Cluster Bootstrap), since then nobody
+   * else could host its items.
    */
   public boolean hostsItems(int workers) {
     return switch (hostShards) {
