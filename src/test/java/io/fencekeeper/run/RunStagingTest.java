@@ -40,6 +40,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -164,8 +165,14 @@ class RunStagingTest {
     CompletableFuture<CreateOutcome> second =
         runStaging.create(request, null, PATIENCE).toCompletableFuture();
     // a create that joins asks the coordinator again and again for the run it waits for
-    Await.until(WITHIN, "the second create to wait", () -> coordinator.gets.get() >= looked + 3);
-    coordinator.answer();
+    Await.until(WITHIN, "the second create to wait", () -> coordinator.gets.get() >= looked + 2);
+    // the first ends while the second looks: between its question to the coordinator (not yet)
+    // and its look at the staging row (gone)
+    coordinator.meanwhileNextGet(
+        () -> {
+          coordinator.answer();
+          Await.until(WITHIN, "the first's row gone", () -> table.find(request.runId()).isEmpty());
+        });
 
     assertInstanceOf(RunCoordinator.Created.class, replyOf(first.get(30, TimeUnit.SECONDS)));
     assertInstanceOf(RunCoordinator.AlreadyExists.class, replyOf(second.get(30, TimeUnit.SECONDS)));
@@ -238,6 +245,7 @@ class RunStagingTest {
 
     final List<Create> creates = new CopyOnWriteArrayList<>();
     final AtomicInteger gets = new AtomicInteger();
+    private final AtomicReference<Runnable> meanwhile = new AtomicReference<>();
     private final Map<String, RunRecord> known = new ConcurrentHashMap<>();
     private volatile CompletableFuture<Void> answers = CompletableFuture.completedFuture(null);
 
@@ -249,11 +257,24 @@ class RunStagingTest {
       answers.complete(null);
     }
 
+    /**
+     * The next {@link #get} answers what was known when it was asked, once {@code meanwhile} has
+     * run: the coordinator's answer is on its way while the world moves on.
+     */
+    void meanwhileNextGet(Runnable meanwhile) {
+      this.meanwhile.set(meanwhile);
+    }
+
     @Override
     public CompletionStage<Optional<RunView>> get(String runId) {
       gets.incrementAndGet();
-      return CompletableFuture.completedFuture(
-          Optional.ofNullable(known.get(runId)).map(r -> RunView.of(r, null, RunSignals.NONE)));
+      Optional<RunView> now =
+          Optional.ofNullable(known.get(runId)).map(r -> RunView.of(r, null, RunSignals.NONE));
+      Runnable then = meanwhile.getAndSet(null);
+      if (then != null) {
+        then.run();
+      }
+      return CompletableFuture.completedFuture(now);
     }
 
     @Override
