@@ -20,11 +20,11 @@ import io.fencekeeper.worker.WorkProtocol.WorkBatch;
 import io.fencekeeper.worker.WorkProtocol.WorkOffer;
 import java.time.Duration;
 import java.time.LocalDate;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.apache.pekko.Done;
@@ -67,11 +67,10 @@ class WorkerPoolTest {
   final ManualClock clock = ManualClock.at("2026-11-30T02:00:00Z");
   final ScriptedItems items = new ScriptedItems();
   final List<Heard> heard = new CopyOnWriteArrayList<>();
-  final Set<ActorRef<?>> local = new HashSet<>();
+  final Set<ActorRef<?>> local = ConcurrentHashMap.newKeySet();
   // what the dispatchers on other nodes hear, as it comes
   TestProbe<Heard> remote;
-  final Map<ItemId, CompletableFuture<WorkItem.Reply>> heldClaims =
-      new java.util.concurrent.ConcurrentHashMap<>();
+  final Map<ItemId, CompletableFuture<WorkItem.Reply>> heldClaims = new ConcurrentHashMap<>();
 
   @BeforeEach
   void start() {
