@@ -334,13 +334,18 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
     if (leaving.get()) {
       return;
     }
+    long now = System.nanoTime();
+    for (long[] at : stealAt.values()) {
+      if (at[2] != 0 && at[0] <= now) {
+        at[2] = 0; // no answer within the back-off's limit: lost (its node is gone or cut off)
+      }
+    }
     int outstanding = requested.values().stream().mapToInt(Integer::intValue).sum();
     long stealing = stealAt.values().stream().mapToLong(at -> at[2]).sum();
     int free = (int) (capacity - inFlight - outstanding - stealing);
     if (free <= 0) {
       return;
     }
-    long now = System.nanoTime();
     dryUntil.values().removeIf(until -> until <= now);
     List<ActorRef<ToDispatcher>> idle = new ArrayList<>();
     requested.forEach(
@@ -366,10 +371,10 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
       return; // a local dispatcher holds a request: its items come first
     }
     for (var entry : stealAt.entrySet()) {
+      long[] at = entry.getValue();
       if (free <= 0) {
         break;
       }
-      long[] at = entry.getValue();
       if (at[0] <= now && at[2] == 0) {
         at[0] = now + STEAL_BACKOFF_MAX.toNanos(); // until it answers
         at[2] = free;
