@@ -1113,9 +1113,14 @@ public final class WorkItem
         .thenReply(cmd.replyTo(), s -> new LeaseLost(cmd.token(), s.token(), reason));
   }
 
+  /** A worker id is journaled and shown as it is: no control characters (the API refuses more). */
   private static Optional<Invalid> requireWorker(String workerId) {
-    return workerId == null || workerId.isBlank() || workerId.length() > 200
-        ? Optional.of(new Invalid("workerId", "workerId must be 1-200 characters"))
+    return workerId == null
+            || workerId.isBlank()
+            || workerId.length() > 200
+            || workerId.chars().anyMatch(Character::isISOControl)
+        ? Optional.of(
+            new Invalid("workerId", "workerId must be 1-200 characters, no control characters"))
         : Optional.empty();
   }
 
