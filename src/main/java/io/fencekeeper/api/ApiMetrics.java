@@ -232,6 +232,13 @@ public final class ApiMetrics implements ItemAttempt.AttemptListener {
         .register(registry);
   }
 
+  /** The live streams this node holds open now: a slot that never came back shows here. */
+  void eventStreams(java.util.function.IntSupplier open) {
+    Gauge.builder("fencekeeper.http.event.streams", open::getAsInt)
+        .description("Live event streams open on this node (fencekeeper.http.max-event-streams)")
+        .register(registry);
+  }
+
   void claim(String source, String outcome) {
     Counter.builder("fencekeeper.claims")
         .description("Claim attempts by source and outcome")
