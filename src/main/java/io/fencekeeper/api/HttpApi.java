@@ -30,7 +30,6 @@ import java.util.function.Supplier;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorSystem;
-import org.apache.pekko.http.javadsl.Http;
 import org.apache.pekko.http.javadsl.ServerBinding;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
@@ -184,9 +183,8 @@ public final class HttpApi {
             RunIntakeSettings.fromConfig(system.settings().config()),
             node.budgets());
     CompletionStage<ServerBinding> binding =
-        Http.get(system)
-            .newServerAt(settings.host(), settings.port())
-            .bind(concat(WebAssets.load().route(), api.route()));
+        new HttpConnections(system, HttpConnections.Limits.of(system), metrics)
+            .bind(settings.host(), settings.port(), concat(WebAssets.load().route(), api.route()));
     CoordinatedShutdown.get(system)
         .addTask(
             CoordinatedShutdown.PhaseServiceUnbind(),
