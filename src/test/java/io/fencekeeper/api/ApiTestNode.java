@@ -110,6 +110,30 @@ final class ApiTestNode implements AutoCloseable {
     }
   }
 
+  /**
+   * {@code POST path} with {@code body} as these exact bytes on a socket of its own, with the API
+   * token and a JSON content type; the raw answer.
+   */
+  String rawPost(String path, byte[] body) {
+    String head =
+        "POST "
+            + path
+            + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
+            + TOKEN
+            + "\r\nContent-Type: application/json\r\nContent-Length: "
+            + body.length
+            + "\r\nConnection: close\r\n\r\n";
+    try (java.net.Socket socket = new java.net.Socket("127.0.0.1", port)) {
+      socket.setSoTimeout(10_000);
+      socket.getOutputStream().write(head.getBytes(StandardCharsets.US_ASCII));
+      socket.getOutputStream().write(body);
+      socket.getOutputStream().flush();
+      return new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
   /** A node of its own with configuration overrides; the caller closes it. */
   static ApiTestNode fresh(java.util.Map<String, Object> configOverrides) {
     try {

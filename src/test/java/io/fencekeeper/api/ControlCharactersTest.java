@@ -10,6 +10,7 @@ import io.fencekeeper.cli.AuditCommand;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
@@ -57,6 +58,36 @@ class ControlCharactersTest {
     assertEquals("w-ok", view.path("owner").asText(), "the lease is untouched");
     assertEquals(token, view.path("token").asLong());
     assertEquals(1, api.get(item + "/audit").tree().path("events").size(), "only the claim");
+  }
+
+  /**
+   * The same claim as raw bytes: once with the control characters escaped as JSON must write them
+   * (refused, naming workerId), once with them raw in the string (not JSON at all); neither answer
+   * carries them back, and the item is untouched.
+   */
+  @Test
+  void aRawClaimWithControlCharactersIsRefusedWithoutEchoingThem() {
+    String runId = api.createRun(ApiTestNode.newJob("ctl-raw"), 1);
+    String item = "/api/items/" + seg(ApiTestNode.itemId(runId, 1));
+    String escaped =
+        api.rawPost(
+            item + "/claim",
+            ("{\"workerId\":\"" + WORKER_JSON + "\",\"leaseMillis\":1000}")
+                .getBytes(StandardCharsets.UTF_8));
+    assertTrue(escaped.startsWith("HTTP/1.1 400"), escaped);
+    assertTrue(escaped.contains("\"field\":\"workerId\""), escaped);
+    byte[] raw =
+        ("{\"workerId\":\"" + WORKER + "\",\"leaseMillis\":1000}").getBytes(StandardCharsets.UTF_8);
+    String unescaped = api.rawPost(item + "/claim", raw);
+    assertTrue(unescaped.startsWith("HTTP/1.1 400"), unescaped);
+    assertTrue(unescaped.contains("\"error\":\"malformed_json\""), unescaped);
+    for (String answer : List.of(escaped, unescaped)) {
+      String body = answer.substring(answer.indexOf("\r\n\r\n") + 4);
+      assertNoRawControl("the answer", body);
+      assertFalse(body.contains("[31m"), body);
+    }
+    assertEquals("PENDING", api.get(item).tree().path("status").asText());
+    assertEquals(0, api.get(item + "/audit").tree().path("events").size());
   }
 
   @Test

@@ -40,6 +40,28 @@ class DuplicateKeysTest {
     assertEquals(404, api.get("/api/runs/" + seg(b + "/2026-11-29")).status());
   }
 
+  /** The review's body as raw bytes on a socket of its own: the same refusal. */
+  @Test
+  void theRawBodyIsRefusedTheSameWay() {
+    String a = ApiTestNode.newJob("dup-raw-a");
+    String b = ApiTestNode.newJob("dup-raw-b");
+    String body =
+        "{\"job\":\""
+            + a
+            + "\",\"job\":\""
+            + b
+            + "\",\"businessDate\":\"2026-11-29\",\"deadline\":\""
+            + ApiTestNode.DEADLINE
+            + "\",\"scope\":{\"type\":\"inline\",\"accounts\":[{\"accountId\":\"a-1\","
+            + "\"cursor\":\"c-1\"}]}}";
+    String answer =
+        api.rawPost("/api/runs", body.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    assertTrue(answer.startsWith("HTTP/1.1 400"), answer);
+    assertTrue(answer.contains("\"field\":\"job\""), answer);
+    assertEquals(404, api.get("/api/runs/" + seg(b + "/2026-11-29")).status());
+    assertEquals(404, api.get("/api/runs/" + seg(a + "/2026-11-29")).status());
+  }
+
   @Test
   void duplicatesAreRefusedInNestedObjectsAndLeaseCommandsToo() {
     String job = ApiTestNode.newJob("dup-nested");
