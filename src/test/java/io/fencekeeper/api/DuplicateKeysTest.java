@@ -15,21 +15,23 @@ class DuplicateKeysTest {
 
   private final ApiTestNode api = ApiTestNode.get();
 
+  /** The review's create: {@code {"job":"a","job":"b",...}}. */
+  static String jobTwice(String a, String b) {
+    return "{\"job\":\""
+        + a
+        + "\",\"job\":\""
+        + b
+        + "\",\"businessDate\":\"2026-11-29\",\"deadline\":\""
+        + ApiTestNode.DEADLINE
+        + "\",\"scope\":{\"type\":\"inline\",\"accounts\":[{\"accountId\":\"a-1\","
+        + "\"cursor\":\"c-1\"}]}}";
+  }
+
   @Test
   void aCreateThatNamesItsJobTwiceIsRefusedAndCreatesNeitherRun() {
     String a = ApiTestNode.newJob("dup-a");
     String b = ApiTestNode.newJob("dup-b");
-    ApiTestNode.Answer answer =
-        api.post(
-            "/api/runs",
-            "{\"job\":\""
-                + a
-                + "\",\"job\":\""
-                + b
-                + "\",\"businessDate\":\"2026-11-29\",\"deadline\":\""
-                + ApiTestNode.DEADLINE
-                + "\",\"scope\":{\"type\":\"inline\",\"accounts\":[{\"accountId\":\"a-1\","
-                + "\"cursor\":\"c-1\"}]}}");
+    ApiTestNode.Answer answer = api.post("/api/runs", jobTwice(a, b));
     assertEquals(400, answer.status(), answer.body());
     assertEquals("bad_request", answer.error());
     assertEquals("job", answer.tree().path("field").asText());
@@ -45,17 +47,8 @@ class DuplicateKeysTest {
   void theRawBodyIsRefusedTheSameWay() {
     String a = ApiTestNode.newJob("dup-raw-a");
     String b = ApiTestNode.newJob("dup-raw-b");
-    String body =
-        "{\"job\":\""
-            + a
-            + "\",\"job\":\""
-            + b
-            + "\",\"businessDate\":\"2026-11-29\",\"deadline\":\""
-            + ApiTestNode.DEADLINE
-            + "\",\"scope\":{\"type\":\"inline\",\"accounts\":[{\"accountId\":\"a-1\","
-            + "\"cursor\":\"c-1\"}]}}";
     String answer =
-        api.rawPost("/api/runs", body.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        api.rawPost("/api/runs", jobTwice(a, b).getBytes(java.nio.charset.StandardCharsets.UTF_8));
     assertTrue(answer.startsWith("HTTP/1.1 400"), answer);
     assertTrue(answer.contains("\"field\":\"job\""), answer);
     assertEquals(404, api.get("/api/runs/" + seg(b + "/2026-11-29")).status());
