@@ -124,6 +124,15 @@ final class ApiAuth {
     }
   }
 
+  /** The connection's peer address, as per-caller limits count callers; "unknown" without one. */
+  static String peer(HttpRequest request) {
+    return request
+        .getAttribute(AttributeKeys.remoteAddress)
+        .flatMap(RemoteAddress::getAddress)
+        .map(InetAddress::getHostAddress)
+        .orElse("unknown");
+  }
+
   private static boolean fromLoopback(HttpRequest request) {
     return request
         .getAttribute(AttributeKeys.remoteAddress)

@@ -2,6 +2,7 @@ package io.fencekeeper.api;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.regex.Pattern;
 
 /**
  * A request the API refuses, as the error envelope {@code {"error": code, "message": sentence}}
@@ -31,6 +32,31 @@ public final class ApiError extends RuntimeException {
 
   public static ApiError notFound(String code, String message) {
     return new ApiError(404, code, message);
+  }
+
+  /** A query parameter the endpoint does not take. */
+  static ApiError unknownParameter(String name) {
+    return badRequest(nameOf(name), "unknown query parameter " + quotedName(name));
+  }
+
+  /** Field, parameter and key names an answer may repeat: short, plain identifiers. */
+  private static final Pattern PLAIN_NAME = Pattern.compile("[A-Za-z0-9._-]{1,64}");
+
+  /**
+   * What an answer calls a name the caller sent (an unknown field or parameter, a repeated key):
+   * the name itself when it is a plain identifier, so a typo such as {@code tokn} is easy to see;
+   * otherwise a placeholder, because an answer never echoes arbitrary input (docs/security.md,
+   * "What errors say").
+   */
+  static String nameOf(String name) {
+    return name != null && PLAIN_NAME.matcher(name).matches() ? name : "(not shown)";
+  }
+
+  /** {@link #nameOf} in a sentence: {@code 'tokn'}, or "a name that is not a plain identifier". */
+  static String quotedName(String name) {
+    return name != null && PLAIN_NAME.matcher(name).matches()
+        ? "'" + name + "'"
+        : "(a name that is not a plain identifier, not shown)";
   }
 
   public int status() {

@@ -52,7 +52,7 @@ final class ApiErrors {
     }
     // a failure of the node itself is "unavailable", and logged
     log.error("HTTP API request failed", cause);
-    return unavailable("the node could not answer: " + cause.getClass().getSimpleName());
+    return unavailable("the node could not answer; its log has the cause");
   }
 
   static Throwable unwrap(Throwable failure) {
@@ -68,6 +68,26 @@ final class ApiErrors {
   }
 
   HttpResponse toHttp(ApiResponse response) {
+    return withApiHeaders(entity(response));
+  }
+
+  /**
+   * Every API answer (JSON, text, streams, errors) is never stored by a browser or proxy, and never
+   * content-sniffed: it holds payment data, and a browser must not read an error that quotes a name
+   * as HTML. A stream that sets its own {@code Cache-Control} keeps it.
+   */
+  static HttpResponse withApiHeaders(HttpResponse response) {
+    HttpResponse out = response;
+    if (out.getHeader("Cache-Control").isEmpty()) {
+      out = out.addHeader(RawHeader.create("Cache-Control", "no-store"));
+    }
+    if (out.getHeader("X-Content-Type-Options").isEmpty()) {
+      out = out.addHeader(RawHeader.create("X-Content-Type-Options", "nosniff"));
+    }
+    return out;
+  }
+
+  private HttpResponse entity(ApiResponse response) {
     HttpResponse http = HttpResponse.create().withStatus(StatusCodes.get(response.status()));
     if (response.stream() != null) {
       return response.stream().toHttp(http);
@@ -117,7 +137,9 @@ final class ApiErrors {
                 e.status().intValue() == 413 || e.info().summary().startsWith("Request too large")
                     ? bodyTooLarge()
                     : envelope(
-                        400, "bad_request", "the request is malformed: " + e.info().summary()))
+                        400,
+                        "bad_request",
+                        "the request is malformed: " + ParsingErrors.plain(e.info().summary())))
         .matchAny(
             e -> {
               log.error("HTTP API route failed", e);
@@ -130,7 +152,8 @@ final class ApiErrors {
     return RejectionHandler.newBuilder()
         .handleAll(
             Rejection.class,
-            rejections -> envelope(400, "bad_request", "the request was refused: " + rejections))
+            // a rejection's description names pekko's classes and may quote the request
+            rejections -> envelope(400, "bad_request", "the request was refused as malformed"))
         .handleNotFound(envelope(404, "not_found", "no such endpoint"))
         .build();
   }

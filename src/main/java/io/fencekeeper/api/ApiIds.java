@@ -5,7 +5,10 @@ import java.time.LocalDate;
 import java.time.format.DateTimeParseException;
 import java.util.Map;
 
-/** Run and item ids from a path segment; a bad id is a 400 that names the parameter. */
+/**
+ * Run and item ids from a path segment; a bad id is a 400 that names the parameter and the rule it
+ * breaks, never what was sent.
+ */
 final class ApiIds {
 
   private ApiIds() {}
@@ -14,10 +17,7 @@ final class ApiIds {
     String[] parts = value.split("/", -1);
     if (parts.length != 2) {
       throw ApiError.badRequest(
-          "runId",
-          "runId must look like job/businessDate (the '/' percent-encoded as %2F), got '"
-              + abbreviate(value)
-              + "'");
+          "runId", "runId must look like job/businessDate (the '/' percent-encoded as %2F)");
     }
     try {
       ItemId.requireSegment("job", parts[0]);
@@ -25,8 +25,7 @@ final class ApiIds {
     } catch (IllegalArgumentException e) {
       throw ApiError.badRequest("runId", "runId is invalid: " + e.getMessage());
     } catch (DateTimeParseException e) {
-      throw ApiError.badRequest(
-          "runId", "runId has an invalid businessDate '" + abbreviate(parts[1]) + "'");
+      throw ApiError.badRequest("runId", "runId has an invalid businessDate (yyyy-MM-dd)");
     }
     return value;
   }
@@ -35,13 +34,8 @@ final class ApiIds {
     try {
       return ItemId.parse(value);
     } catch (IllegalArgumentException e) {
-      throw ApiError.badRequest("itemId", abbreviate(e.getMessage()));
+      throw ApiError.badRequest("itemId", e.getMessage());
     }
-  }
-
-  /** Echoing input back is useful up to a point; a 60 KiB id is not. */
-  static String abbreviate(String text) {
-    return text.length() <= 300 ? text : text.substring(0, 300) + "...";
   }
 
   /** A whole-number query parameter between {@code min} and {@code max}, or {@code dflt}. */

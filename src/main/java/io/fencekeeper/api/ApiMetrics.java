@@ -315,6 +315,30 @@ public final class ApiMetrics implements ItemAttempt.AttemptListener {
         .register(registry);
   }
 
+  /** The live streams this node holds open now: a slot that never came back shows here. */
+  void eventStreams(java.util.function.IntSupplier open) {
+    Gauge.builder("fencekeeper.http.event.streams", open::getAsInt)
+        .description("Live event streams open on this node (fencekeeper.http.max-event-streams)")
+        .register(registry);
+  }
+
+  /** The HTTP API's connections open now. */
+  void httpConnections(java.util.function.IntSupplier open) {
+    Gauge.builder("fencekeeper.http.connections", open::getAsInt)
+        .description("HTTP API connections open on this node (pekko.http.server.max-connections)")
+        .register(registry);
+  }
+
+  /** A connection closed at once: its address held its share of the server's connections. */
+  void connectionRefused() {
+    Counter.builder("fencekeeper.http.connections.refused")
+        .description(
+            "HTTP connections closed on accept: their remote address held"
+                + " fencekeeper.http.max-connections-per-address already")
+        .register(registry)
+        .increment();
+  }
+
   void claim(String source, String outcome) {
     Counter.builder("fencekeeper.claims")
         .description("Claim attempts by source and outcome")

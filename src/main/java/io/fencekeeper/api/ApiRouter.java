@@ -50,7 +50,7 @@ final class ApiRouter {
     }
     if (allowed.isEmpty()) {
       throw new ApiError(
-          404, "not_found", "no such endpoint: " + ApiIds.abbreviate(request.getUri().path()));
+          404, "not_found", "no such endpoint; GET /api/openapi.yaml lists them all");
     }
     throw new ApiError(
         405,
@@ -76,7 +76,8 @@ final class ApiRouter {
         (name, values) -> {
           if (values.size() > 1) {
             throw ApiError.badRequest(
-                name, "query parameter '" + name + "' is given more than once");
+                ApiError.nameOf(name),
+                "query parameter " + ApiError.quotedName(name) + " is given more than once");
           }
           single.put(name, values.get(0));
         });

@@ -31,7 +31,6 @@ import java.util.function.Supplier;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorSystem;
-import org.apache.pekko.http.javadsl.Http;
 import org.apache.pekko.http.javadsl.ServerBinding;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
@@ -128,7 +127,7 @@ public final class HttpApi {
                 view ->
                     ApiViews.run(
                         mapper, view, ApiViews.GovernorView.of(governor.get(), view.governor())),
-                maxEventStreams(system))
+                eventStreamSlots(system))
             .start();
     RunReport report = new RunReport(mapper, queries, metered, blocking);
     ClusterStatus cluster = new ClusterStatus(system);
@@ -140,12 +139,17 @@ public final class HttpApi {
     handlers.put(ApiEndpoint.WHOAMI, role::whoami);
     this.router = new ApiRouter(handlers);
     metrics.governor(governor::get);
+    metrics.eventStreams(events::openStreams);
   }
 
-  private static int maxEventStreams(ActorSystem<?> system) {
-    String key = "fencekeeper.http.max-event-streams";
+  /** fencekeeper.http.max-event-streams and its caps per token and per remote address. */
+  private static StreamSlots eventStreamSlots(ActorSystem<?> system) {
     var config = system.settings().config();
-    return config.hasPath(key) ? config.getInt(key) : RunEventStreams.DEFAULT_MAX_STREAMS;
+    String key = "fencekeeper.http.max-event-streams";
+    return new StreamSlots(
+        config.hasPath(key) ? config.getInt(key) : RunEventStreams.DEFAULT_MAX_STREAMS,
+        config.hasPath(key + "-per-token") ? config.getInt(key + "-per-token") : 0,
+        config.hasPath(key + "-per-address") ? config.getInt(key + "-per-address") : 0);
   }
 
   /**
@@ -191,9 +195,8 @@ public final class HttpApi {
             node.budgets(),
             node.verifications());
     CompletionStage<ServerBinding> binding =
-        Http.get(system)
-            .newServerAt(settings.host(), settings.port())
-            .bind(concat(WebAssets.load().route(), api.route()));
+        new HttpConnections(system, HttpConnections.Limits.of(system), metrics)
+            .bind(settings.host(), settings.port(), concat(WebAssets.load().route(), api.route()));
     CoordinatedShutdown.get(system)
         .addTask(
             CoordinatedShutdown.PhaseServiceUnbind(),
@@ -263,7 +266,14 @@ public final class HttpApi {
       endpoint = match.endpoint();
       ApiAuth.Role role = auth.authorize(request, endpoint, upload != null);
       ApiCall call =
-          new ApiCall(endpoint, match.params(), ApiRouter.query(request), body, upload, role);
+          new ApiCall(
+              endpoint,
+              match.params(),
+              ApiRouter.query(request),
+              body,
+              upload,
+              role,
+              ApiAuth.peer(request));
       answer = router.handler(endpoint).apply(call);
     } catch (RuntimeException e) {
       answer = CompletableFuture.failedFuture(e);

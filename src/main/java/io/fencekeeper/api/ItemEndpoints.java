@@ -101,7 +101,7 @@ final class ItemEndpoints {
     ItemId id = ApiIds.itemId(call.param(0));
     for (String name : call.query().keySet()) {
       if (!name.equals("limit") && !name.equals("after")) {
-        throw ApiError.badRequest(name, "unknown query parameter '" + name + "'");
+        throw ApiError.unknownParameter(name);
       }
     }
     int limit = (int) ApiIds.longParam(call.query(), "limit", 1, MAX_AUDIT_PAGE, 200);
@@ -122,7 +122,7 @@ final class ItemEndpoints {
   CompletionStage<ApiResponse> claim(ApiCall call) {
     ItemId id = ApiIds.itemId(call.param(0));
     JsonBody body = JsonBody.parse(mapper, call.body(), Set.of("workerId", "leaseMillis"));
-    String workerId = body.requireString("workerId", 200);
+    String workerId = worker(body);
     Duration lease = body.requireLease("leaseMillis", maxLease);
     return command(call, run -> items.claim(id, workerId, lease, run.maxAttempts()), id);
   }
@@ -217,9 +217,12 @@ final class ItemEndpoints {
     return command(call, run -> items.release(id, workerId, token), id);
   }
 
-  /** The worker that holds the lease: a command counts only from it. */
-  private static String worker(JsonBody body) {
-    return body.requireString("workerId", 200);
+  /**
+   * The worker that holds the lease: a command counts only from it. It is journaled and shown as it
+   * is, so it must be printable.
+   */
+  static String worker(JsonBody body) {
+    return body.requirePrintable("workerId", 200);
   }
 
   private static long token(JsonBody body) {

@@ -1,6 +1,7 @@
 package io.fencekeeper.api;
 
 import com.fasterxml.jackson.core.JacksonException;
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -15,7 +16,9 @@ import java.util.Set;
 /**
  * A request body read field by field, so that every refusal names the field: {@code "leaseMillis
  * must be a whole number"} rather than a parser's stack trace. Unknown fields are refused too: a
- * typo like {@code "tokn"} must not silently mean "no token".
+ * typo like {@code "tokn"} must not silently mean "no token", and so is a key given twice ({@code
+ * {"job":"a","job":"b"}}): which one counts would be the parser's choice, not the caller's. A
+ * refusal names the field and where, never the value (docs/security.md, "What errors say").
  */
 final class JsonBody {
 
@@ -34,10 +37,7 @@ final class JsonBody {
     try {
       node = mapper.readTree(bytes);
     } catch (JacksonException e) {
-      throw new ApiError(
-          400,
-          "malformed_json",
-          "the body is not valid JSON: " + e.getOriginalMessage().replaceAll("\\s+", " "));
+      throw notJson(e);
     } catch (java.io.IOException e) {
       throw new ApiError(400, "malformed_json", "the body could not be read");
     }
@@ -49,10 +49,47 @@ final class JsonBody {
       String name = names.next();
       if (!allowed.contains(name)) {
         throw ApiError.badRequest(
-            name, "unknown field '" + name + "'; allowed: " + String.join(", ", sorted(allowed)));
+            ApiError.nameOf(name),
+            "unknown field "
+                + ApiError.quotedName(name)
+                + "; allowed: "
+                + String.join(", ", sorted(allowed)));
       }
     }
     return new JsonBody((ObjectNode) node);
+  }
+
+  /**
+   * A key given twice (the mapper detects it: {@link ApiJson}) names the key; any other parse error
+   * says where the body stops being JSON. The parser's own message is not passed on: it quotes the
+   * input and names Java types.
+   */
+  private static ApiError notJson(JacksonException e) {
+    String where = "";
+    if (e.getLocation() != null && e.getLocation().getLineNr() > 0) {
+      where =
+          " at line " + e.getLocation().getLineNr() + ", column " + e.getLocation().getColumnNr();
+    }
+    String original = e.getOriginalMessage() == null ? "" : e.getOriginalMessage();
+    if (original.startsWith("Duplicate field ")) {
+      String key = e.getProcessor() instanceof JsonParser parser ? currentName(parser) : null;
+      return ApiError.badRequest(
+          ApiError.nameOf(key),
+          "the key "
+              + ApiError.quotedName(key)
+              + " appears more than once"
+              + where
+              + "; send each key once");
+    }
+    return new ApiError(400, "malformed_json", "the body is not valid JSON" + where);
+  }
+
+  private static String currentName(JsonParser parser) {
+    try {
+      return parser.currentName();
+    } catch (java.io.IOException | RuntimeException e) {
+      return null;
+    }
   }
 
   private static java.util.List<String> sorted(Set<String> names) {
@@ -67,6 +104,22 @@ final class JsonBody {
   String requireString(String field, int maxLength) {
     return optionalString(field, maxLength)
         .orElseThrow(() -> ApiError.badRequest(field, field + " is required"));
+  }
+
+  /**
+   * A name that is shown and journaled as it is (a worker id): control characters, line breaks and
+   * bidirectional controls are refused, as they would reach the audit, the reports and terminals.
+   */
+  String requirePrintable(String field, int maxLength) {
+    String text = requireString(field, maxLength);
+    if (!PrintableText.isPrintable(text)) {
+      throw ApiError.badRequest(
+          field,
+          field
+              + " must not contain control characters (U+0000-U+001F, U+007F-U+009F), line"
+              + " separators or bidirectional controls");
+    }
+    return text;
   }
 
   Optional<String> optionalString(String field, int maxLength) {

@@ -49,7 +49,7 @@ final class ProviderEndpoints {
     ProviderName.problem(name)
         .ifPresent(
             problem -> {
-              throw ApiError.notFound("unknown_provider", "no provider " + ApiIds.abbreviate(name));
+              throw ApiError.notFound("unknown_provider", "no such provider: " + problem);
             });
     JsonBody body = JsonBody.parse(mapper, call.body(), Set.of("maxInFlight", "maxRate"));
     long maxInFlight = body.requireLong("maxInFlight", 1, ProviderBudget.MAX_IN_FLIGHT);

@@ -1,7 +1,5 @@
 package io.fencekeeper.api;
 
-import com.fasterxml.jackson.core.JacksonException;
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.run.CreateOutcome;
@@ -78,7 +76,7 @@ final class RunEndpoints {
     Instant deadline = body.requireInstant("deadline");
     int maxAttempts = body.optionalInt("maxAttempts", 1, 100, 5);
     int maxFailedItems = body.optionalInt("maxFailedItems", 0, Integer.MAX_VALUE, 0);
-    Scope scope = scope(body.requireObject("scope"));
+    Scope scope = ScopeBody.read(body.requireObject("scope"));
     String provider = body.optionalString("provider", 63).orElse(null);
     RunRequest request =
         new RunRequest(job, businessDate, scope, deadline, maxAttempts, maxFailedItems, provider);
@@ -124,29 +122,6 @@ final class RunEndpoints {
       upload.close(); // cancels what the client has not sent yet
     } catch (IOException e) {
       // nothing more to read either way
-    }
-  }
-
-  private Scope scope(JsonNode node) {
-    JsonNode type = node.get("type");
-    if (type == null || !type.isTextual()) {
-      throw ApiError.badRequest("scope.type", "scope.type is required: inline, csv or sql");
-    }
-    if (!Set.of("inline", "csv", "sql").contains(type.textValue())) {
-      throw ApiError.badRequest(
-          "scope.type", "scope.type must be inline, csv or sql, got '" + type.textValue() + "'");
-    }
-    try {
-      return mapper.treeToValue(node, Scope.class);
-    } catch (JacksonException e) {
-      Throwable cause = e.getCause() != null ? e.getCause() : e;
-      String message =
-          cause instanceof IllegalArgumentException
-              ? cause.getMessage()
-              : e.getOriginalMessage().replaceAll("\\s+", " ");
-      throw ApiError.badRequest("scope", "scope is invalid: " + ApiIds.abbreviate(message));
-    } catch (IllegalArgumentException e) {
-      throw ApiError.badRequest("scope", "scope is invalid: " + e.getMessage());
     }
   }
 
@@ -254,7 +229,7 @@ final class RunEndpoints {
     int after = (int) ApiIds.longParam(call.query(), "after", -1, Integer.MAX_VALUE - 1, -1);
     for (String name : call.query().keySet()) {
       if (!List.of("status", "limit", "after").contains(name)) {
-        throw ApiError.badRequest(name, "unknown query parameter '" + name + "'");
+        throw ApiError.unknownParameter(name);
       }
     }
     return requireRun(call)
@@ -270,16 +245,13 @@ final class RunEndpoints {
       return WorkItem.Status.valueOf(value.toUpperCase(java.util.Locale.ROOT));
     } catch (IllegalArgumentException e) {
       throw ApiError.badRequest(
-          "status",
-          "status must be one of pending, leased, done, failed, closed, quarantined; got '"
-              + ApiIds.abbreviate(value)
-              + "'");
+          "status", "status must be one of pending, leased, done, failed, closed, quarantined");
     }
   }
 
   CompletionStage<ApiResponse> claimNext(ApiCall call) {
     JsonBody body = JsonBody.parse(mapper, call.body(), Set.of("workerId", "leaseMillis"));
-    String workerId = body.requireString("workerId", 200);
+    String workerId = ItemEndpoints.worker(body);
     Duration lease = body.requireLease("leaseMillis", maxLease);
     return requireRun(call)
         .thenCompose(run -> runs.claimNext(run.runId(), workerId, lease))

@@ -15,7 +15,6 @@ import java.util.Set;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import org.apache.pekko.NotUsed;
@@ -34,9 +33,11 @@ import org.slf4j.LoggerFactory;
  * {@code GET /api/runs/{runId}/events} (one run: a snapshot with its history first, then its
  * progress). One poll a second of the runs that have not ended serves every stream of the node (and
  * feeds {@link RunHistory} even when nobody watches, so the chart starts at the run's start), so an
- * open dashboard costs the cluster nothing per viewer and nothing grows with history. At most
- * {@code maxStreams} streams are open per node (503 {@code too_many_streams} beyond); the node's
- * shutdown ends every stream with a {@code closing} event.
+ * open dashboard costs the cluster nothing per viewer and nothing grows with history. The node's
+ * {@link StreamSlots} bound the streams open at once, per node, per token and per remote address
+ * (503 {@code too_many_streams} beyond); a slot comes back however its stream ends, including a
+ * client that resets the connection before the stream starts. The node's shutdown ends every stream
+ * with a {@code closing} event.
  */
 final class RunEventStreams implements AutoCloseable {
 
@@ -49,6 +50,14 @@ final class RunEventStreams implements AutoCloseable {
   static final int IDLE_TICKS = 10;
 
   static final Duration HEARTBEAT = Duration.ofSeconds(15);
+
+  /**
+   * An answer whose body has not started this long after it was made never will: its client reset
+   * the connection before pekko wrote it. Its slot comes back then (and a body that starts later
+   * after all ends at once; the browser reconnects).
+   */
+  static final Duration START_WITHIN = Duration.ofSeconds(10);
+
   private static final int QUEUE = 16;
   private static final Map<String, String> SSE_HEADERS =
       Map.of("Cache-Control", "no-cache, no-store", "X-Accel-Buffering", "no");
@@ -57,10 +66,9 @@ final class RunEventStreams implements AutoCloseable {
   private final RunService runs;
   private final ObjectMapper mapper;
   private final Function<RunView, Object> view;
-  private final int maxStreams;
+  private final StreamSlots slots;
   private final RunHistory history = new RunHistory();
   private final Set<Subscriber> subscribers = ConcurrentHashMap.newKeySet();
-  private final AtomicInteger open = new AtomicInteger();
   private final AtomicBoolean polling = new AtomicBoolean();
   private final AtomicLong ticks = new AtomicLong();
   // the runs that had not ended at the last poll
@@ -75,11 +83,20 @@ final class RunEventStreams implements AutoCloseable {
       ObjectMapper mapper,
       Function<RunView, Object> view,
       int maxStreams) {
+    this(system, runs, mapper, view, new StreamSlots(maxStreams, 0, 0));
+  }
+
+  RunEventStreams(
+      ActorSystem<?> system,
+      RunService runs,
+      ObjectMapper mapper,
+      Function<RunView, Object> view,
+      StreamSlots slots) {
     this.system = system;
     this.runs = runs;
     this.mapper = mapper;
     this.view = view;
-    this.maxStreams = maxStreams;
+    this.slots = slots;
   }
 
   /** Starts polling the coordinator once a second. */
@@ -92,7 +109,7 @@ final class RunEventStreams implements AutoCloseable {
   }
 
   int openStreams() {
-    return open.get();
+    return slots.open();
   }
 
   RunHistory history() {
@@ -102,12 +119,12 @@ final class RunEventStreams implements AutoCloseable {
   // --- endpoints -------------------------------------------------------------------------------
 
   CompletionStage<ApiResponse> runList(ApiCall call) {
-    reserve();
+    StreamSlots.Slot slot = reserve(call);
     return runs.list(RunFilter.all(RunFilter.DEFAULT_LIMIT))
         .handle(
             (page, failure) -> {
               if (failure != null) {
-                open.decrementAndGet();
+                slot.release();
                 throw ApiErrors.unwrap(failure) instanceof RuntimeException e
                     ? e
                     : new IllegalStateException(failure);
@@ -117,16 +134,16 @@ final class RunEventStreams implements AutoCloseable {
               Map<String, Object> first = new LinkedHashMap<>();
               first.put("runs", page.runs().stream().map(view).toList());
               first.put("next", page.next().map(RunFilter.Cursor::token).orElse(null));
-              return stream(subscriber, event("runs", json(first)), false);
+              return stream(slot, subscriber, event("runs", json(first)), false);
             });
   }
 
   CompletionStage<ApiResponse> run(ApiCall call, CompletionStage<RunView> found) {
-    reserve();
+    StreamSlots.Slot slot = reserve(call);
     return found.handle(
         (run, failure) -> {
           if (failure != null) {
-            open.decrementAndGet();
+            slot.release();
             throw ApiErrors.unwrap(failure) instanceof RuntimeException e
                 ? e
                 : new IllegalStateException(failure);
@@ -138,30 +155,28 @@ final class RunEventStreams implements AutoCloseable {
           snapshot.put("run", view.apply(run));
           snapshot.put("history", history.snapshot(run.runId()));
           // an ended run has nothing more to say: one snapshot, then the stream ends
-          return stream(subscriber, event("snapshot", json(snapshot)), run.state().ended());
+          return stream(slot, subscriber, event("snapshot", json(snapshot)), run.state().ended());
         });
   }
 
-  private void reserve() {
+  /** A slot for the caller's stream: one per node, token and remote address within the caps. */
+  private StreamSlots.Slot reserve(ApiCall call) {
     if (closed) {
       throw new ApiError(503, "unavailable", "the node is shutting down");
     }
-    if (open.incrementAndGet() > maxStreams) {
-      open.decrementAndGet();
-      throw new ApiError(
-          503,
-          "too_many_streams",
-          "this node already serves "
-              + maxStreams
-              + " live streams; retry later, ask another node, or poll GET /api/runs");
-    }
+    return slots.reserve(call.role().name(), call.remoteAddress());
   }
 
-  private ApiResponse stream(Subscriber subscriber, ByteString first, boolean endAfterFirst) {
+  private ApiResponse stream(
+      StreamSlots.Slot slot, Subscriber subscriber, ByteString first, boolean endAfterFirst) {
     Source<ByteString, NotUsed> source =
         Source.<ByteString>queue(QUEUE)
             .mapMaterializedValue(
                 queue -> {
+                  if (!slot.start()) {
+                    queue.complete(); // its slot came back already: it started too late
+                    return NotUsed.getInstance();
+                  }
                   subscriber.queue = queue;
                   subscriber.lastSent = System.currentTimeMillis();
                   queue.offer(ByteString.fromString("retry: 2000\n\n"));
@@ -181,10 +196,14 @@ final class RunEventStreams implements AutoCloseable {
                   done.whenComplete(
                       (ok, failure) -> {
                         subscribers.remove(subscriber);
-                        open.decrementAndGet();
+                        slot.release();
                       });
                   return mat;
                 });
+    // a client that reset the connection before the answer was written never starts the body
+    system
+        .scheduler()
+        .scheduleOnce(START_WITHIN, slot::releaseIfUnstarted, system.executionContext());
     return ApiResponse.stream(new ApiStream("text/event-stream", SSE_HEADERS, source));
   }
 

@@ -59,12 +59,11 @@ final class RunReport {
     String format = call.query().getOrDefault("format", "csv").toLowerCase(Locale.ROOT);
     for (String name : call.query().keySet()) {
       if (!name.equals("format")) {
-        throw ApiError.badRequest(name, "unknown query parameter '" + name + "'");
+        throw ApiError.unknownParameter(name);
       }
     }
     if (!format.equals("csv") && !format.equals("jsonl")) {
-      throw ApiError.badRequest(
-          "format", "format must be csv or jsonl, got '" + ApiIds.abbreviate(format) + "'");
+      throw ApiError.badRequest("format", "format must be csv or jsonl");
     }
     boolean csv = format.equals("csv");
     return found.thenApply(
@@ -133,7 +132,8 @@ final class RunReport {
                 return jsonLine(fields);
               }
               for (String text : List.of("providerReference", "lastError", "closedReason")) {
-                fields.computeIfPresent(text, (name, value) -> spreadsheetSafe(value.toString()));
+                fields.computeIfPresent(
+                    text, (name, value) -> spreadsheetSafe(PrintableText.escape(value.toString())));
               }
               return csvLine(COLUMNS.stream().map(fields::get).toList());
             });
@@ -150,7 +150,8 @@ final class RunReport {
 
   /**
    * Free text from a provider opened in a spreadsheet must not become a formula: a leading =, +,
-   * -, @ or control character is escaped with a quote, as OWASP advises for CSV exports.
+   * -, @ or control character is escaped with a quote, as OWASP advises for CSV exports. (Control
+   * characters are written as visible escapes before this, so one item stays one line.)
    */
   static String spreadsheetSafe(String text) {
     return !text.isEmpty() && "=+-@\t\r".indexOf(text.charAt(0)) >= 0 ? "'" + text : text;

@@ -75,10 +75,10 @@ final class RunUploads {
     for (String name : query.keySet()) {
       if (!PARAMETERS.contains(name)) {
         throw ApiError.badRequest(
-            name,
-            "unknown query parameter '"
-                + ApiIds.abbreviate(name)
-                + "'; allowed: "
+            ApiError.nameOf(name),
+            "unknown query parameter "
+                + ApiError.quotedName(name)
+                + "; allowed: "
                 + String.join(", ", PARAMETERS.stream().sorted().toList()));
       }
     }

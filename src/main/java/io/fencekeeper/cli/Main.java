@@ -3,11 +3,16 @@ package io.fencekeeper.cli;
 import io.fencekeeper.provider.sim.SimProviderCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.ScopeType;
 
-/** The one runnable jar: every Fencekeeper role is a sub-command. */
+/**
+ * The one runnable jar: every Fencekeeper role is a sub-command. The help and version options are
+ * inherited, so every sub-command takes {@code -h/--help} and {@code -V/--version} too.
+ */
 @Command(
     name = "fencekeeper",
     mixinStandardHelpOptions = true,
+    scope = ScopeType.INHERIT,
     version = "fencekeeper 0.1.0",
     description = "Lease-fenced nightly reconciliation runs on a Pekko cluster.",
     subcommands = {

@@ -205,6 +205,8 @@ public final class RunCommand implements Callable<Integer> {
       }
       progress.finish();
       double seconds = (System.nanoTime() - started) / 1e9;
+      // the report is the last word: the node's shutdown below logs only what goes wrong
+      QuietShutdown.begin();
       report(out, run, seconds, node.simProvider().orElse(null));
       if (endedHere && VerifySettings.fromConfig(node.system().settings().config()).whenRunEnds()) {
         RunVerdict.print(out, node.verifications(), runId);

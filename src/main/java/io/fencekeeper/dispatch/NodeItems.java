@@ -144,7 +144,10 @@ final class NodeItems {
     return true;
   }
 
-  /** A quarantined item answered its look-up: retried by an operator, it is handed out again. */
+  /**
+   * A quarantined item answered its look-up: no longer quarantined (an operator retried it, or a
+   * lost holder came back), it is handed out again.
+   */
   void quarantineAnswered(WorkQueue.Ref ref, boolean stillQuarantined) {
     quarantined.answered();
     if (stillQuarantined || board.get(ref.seq()) != StatusBoard.QUARANTINED) {

@@ -30,7 +30,10 @@ public record ItemId(String job, LocalDate businessDate, String accountId, Strin
     return new ItemId(job, businessDate, accountId, cursor);
   }
 
-  /** Parses {@code job/yyyy-MM-dd/account/cursor}; the message names the part that is wrong. */
+  /**
+   * Parses {@code job/yyyy-MM-dd/account/cursor}; the message names the part that is wrong and the
+   * rule it breaks, never the value (an error answer must not echo what a caller sent).
+   */
   public static ItemId parse(String value) {
     if (value == null) {
       throw new IllegalArgumentException("itemId is required");
@@ -38,14 +41,14 @@ public record ItemId(String job, LocalDate businessDate, String accountId, Strin
     String[] parts = value.split("/", -1);
     if (parts.length != 4) {
       throw new IllegalArgumentException(
-          "itemId must look like job/businessDate/accountId/cursor, got '" + value + "'");
+          "itemId must look like job/businessDate/accountId/cursor (4 parts separated by '/')");
     }
     LocalDate date;
     try {
       date = LocalDate.parse(parts[1]);
     } catch (DateTimeParseException e) {
       throw new IllegalArgumentException(
-          "itemId has an invalid businessDate '" + parts[1] + "' (expected yyyy-MM-dd)");
+          "itemId has an invalid businessDate (expected yyyy-MM-dd)");
     }
     return new ItemId(parts[0], date, parts[2], parts[3]);
   }
@@ -58,15 +61,10 @@ public record ItemId(String job, LocalDate businessDate, String accountId, Strin
     return value != null && SEGMENT.matcher(value).matches();
   }
 
+  /** Refuses a value that is not a segment; the message names the field and the rule only. */
   public static void requireSegment(String field, String value) {
     if (!isSegment(value)) {
-      throw new IllegalArgumentException(
-          field
-              + " must be "
-              + SEGMENT_RULE
-              + " (got "
-              + (value == null ? "nothing" : "'" + value + "'")
-              + ")");
+      throw new IllegalArgumentException(field + " must be " + SEGMENT_RULE);
     }
   }
 

@@ -305,7 +305,8 @@ public final class WorkItem
           RetryRequested,
           ItemQuarantined,
           AttemptsExhausted,
-          StaleCommandRejected {
+          StaleCommandRejected,
+          LateHolderHeard {
     Instant at();
   }
 
@@ -371,10 +372,12 @@ public final class WorkItem
 
   /**
    * The claim that would have started the next attempt found that the last holders of the item all
-   * vanished while they held it ({@code lostOwners}, oldest first): the item is kept out of work
-   * until an operator retries it. {@code newToken} fences off the last of them, as a close does.
-   * {@code previousOwner}: the holder whose lapsed lease this ends, if the item was leased (its
-   * attempt ends here, which the run's attempt counter reads).
+   * vanished while they held it ({@code lostOwners}, oldest first), or that one lease more than
+   * that in a row ended in silence ({@code lostOwners} then names all their holders, those that
+   * spoke later too): the item is kept out of work until an operator retries it. {@code newToken}
+   * fences off the last of them, as a close does. {@code previousOwner}: the holder whose lapsed
+   * lease this ends, if the item was leased (its attempt ends here, which the run's attempt counter
+   * reads).
    */
   public record ItemQuarantined(
       long newToken, String reason, List<String> lostOwners, String previousOwner, Instant at)
@@ -402,8 +405,25 @@ public final class WorkItem
       Instant at)
       implements Event {}
 
+  /**
+   * The holder of a lease that has lapsed ({@code workerId}, {@code token}) sent a command after
+   * all (journaled just before, as a stale rejection): it is alive, paused or cut off, not killed
+   * by the item, so its lease's silent end is not a loss (docs/design.md, "Lost holders count"). It
+   * may come before the lease is taken over or after. {@code quarantineLifted}: the item was
+   * QUARANTINED and without this loss the quarantine no longer holds: it is PENDING again.
+   */
+  public record LateHolderHeard(String workerId, long token, boolean quarantineLifted, Instant at)
+      implements Event {}
+
   // ---------------------------------------------------------------------------------------------
   // State
+
+  /**
+   * One lease of the current run of leases that ended without an outcome from their holders. {@code
+   * heard}: its holder has sent a command since its lease lapsed, so it was alive (paused, cut
+   * off), not a node the item killed.
+   */
+  public record SilentEnd(String holder, long token, boolean heard) implements CborSerializable {}
 
   /**
    * The attempts that count against {@code maxAttempts} and towards quarantine: those since the
@@ -411,18 +431,39 @@ public final class WorkItem
    *
    * @param startedAfter the attempt number when this budget began
    * @param lostHolders the holders of those attempts that vanished (their lease ended without an
-   *     outcome from them: taken over after expiry, or closed while they were silent), oldest first
-   * @param consecutiveLosses how many of the latest of those attempts in a row ended that way
+   *     outcome from them: taken over after expiry, or closed while they were silent) and have not
+   *     been heard from since, oldest first
+   * @param consecutiveLosses how many leases of the run in {@code silentRun} ended with a lost
+   *     holder (one not heard from)
+   * @param silentRun the latest leases in a row that ended without an outcome from their holders,
+   *     oldest first (a snapshot from before it was kept: rebuilt from the lost holders)
+   * @param heardLate the token of the last lease whose holder spoke after it lapsed, else 0 (the
+   *     holder of the lease of that token is not lost when it ends)
    */
-  public record AttemptBudget(int startedAfter, List<String> lostHolders, int consecutiveLosses)
+  public record AttemptBudget(
+      int startedAfter,
+      List<String> lostHolders,
+      int consecutiveLosses,
+      List<SilentEnd> silentRun,
+      long heardLate)
       implements CborSerializable {
 
     public AttemptBudget {
       lostHolders = lostHolders == null ? List.of() : List.copyOf(lostHolders);
+      if (silentRun == null) {
+        List<SilentEnd> rebuilt = new ArrayList<>();
+        for (String holder :
+            lostHolders.subList(lostHolders.size() - consecutiveLosses, lostHolders.size())) {
+          rebuilt.add(new SilentEnd(holder, -1, false));
+        }
+        silentRun = rebuilt;
+      }
+      silentRun = List.copyOf(silentRun);
+      consecutiveLosses = (int) silentRun.stream().filter(end -> !end.heard()).count();
     }
 
     static AttemptBudget startingAfter(int attempt) {
-      return new AttemptBudget(attempt, List.of(), 0);
+      return new AttemptBudget(attempt, List.of(), 0, List.of(), 0);
     }
 
     /** Attempts started in this budget when the item has started {@code attempt} in all. */
@@ -430,27 +471,76 @@ public final class WorkItem
       return attempt - startedAfter;
     }
 
-    AttemptBudget holderLost(String owner) {
+    /** The lease of {@code token} ended without an outcome from {@code owner}. */
+    AttemptBudget silentEnd(String owner, long token) {
+      boolean heard = heardLate == token;
       List<String> lost = new ArrayList<>(lostHolders);
-      lost.add(owner);
-      return new AttemptBudget(startedAfter, lost, consecutiveLosses + 1);
+      if (!heard) {
+        lost.add(owner);
+      }
+      List<SilentEnd> run = new ArrayList<>(silentRun);
+      run.add(new SilentEnd(owner, token, heard));
+      return new AttemptBudget(startedAfter, lost, 0, run, 0);
     }
 
     /** The holder said what happened (an effect, ambiguity, a failure, a release): it was there. */
     AttemptBudget holderReported() {
-      return consecutiveLosses == 0 ? this : new AttemptBudget(startedAfter, lostHolders, 0);
+      return silentRun.isEmpty()
+          ? this
+          : new AttemptBudget(startedAfter, lostHolders, 0, List.of(), heardLate);
     }
 
-    /** The holders of the latest attempts in a row that vanished, oldest first. */
+    /** The holder of the current lease, {@code token}, spoke after its lease lapsed. */
+    AttemptBudget heardLate(long token) {
+      return new AttemptBudget(startedAfter, lostHolders, 0, silentRun, token);
+    }
+
+    /**
+     * The budget once {@code worker}, lost with the lease of {@code token}, has spoken again: it
+     * was not killed, so it is no longer a lost holder; its lease still ended in silence and stays
+     * in the run. Empty when it is not a lost holder of the run (heard already, or before a holder
+     * that reported).
+     */
+    Optional<AttemptBudget> returned(String worker, long token) {
+      for (int i = silentRun.size() - 1; i >= 0; i--) {
+        SilentEnd end = silentRun.get(i);
+        if (!end.heard() && end.token() == token && end.holder().equals(worker)) {
+          List<SilentEnd> run = new ArrayList<>(silentRun);
+          run.set(i, new SilentEnd(worker, token, true));
+          List<String> lost = new ArrayList<>(lostHolders);
+          lost.remove(lost.lastIndexOf(worker));
+          return Optional.of(new AttemptBudget(startedAfter, lost, 0, run, heardLate));
+        }
+      }
+      return Optional.empty();
+    }
+
+    /**
+     * "Lost holders count" (docs/design.md): {@code k} holders in a row lost and not heard from
+     * since (a poison item that kills its node: K deaths), or {@code k + 1} leases in a row ended
+     * in silence, whoever spoke afterwards (a poison item that stalls its node before it kills it:
+     * its holders may speak before they die, so they cannot all be forgiven; K + 1 deaths). Pause
+     * then kill ends two leases in silence, one of them with a holder that wakes: neither.
+     */
+    boolean quarantines(int k) {
+      return k > 0 && (consecutiveLosses >= k || silentRun.size() >= k + 1);
+    }
+
+    /** The holders lost in the run (not heard from since), oldest first. */
     List<String> consecutivelyLost() {
-      return lostHolders.subList(lostHolders.size() - consecutiveLosses, lostHolders.size());
+      return silentRun.stream().filter(end -> !end.heard()).map(SilentEnd::holder).toList();
+    }
+
+    /** The holders of every lease in the run, oldest first. */
+    List<String> silentHolders() {
+      return silentRun.stream().map(SilentEnd::holder).toList();
     }
   }
 
   /**
    * The item's state, rebuilt from the journal. {@code outcomeReported} says whether the current
    * lease's holder has told us what happened; a lease that ends without it is ambiguous, and its
-   * holder counts as lost in the {@code budget}.
+   * holder counts as lost in the {@code budget} unless it spoke after its lease lapsed.
    */
   public record State(
       Status status,
@@ -501,7 +591,7 @@ public final class WorkItem
 
     /** The budget once the current lease ends: a silent holder is a lost one. */
     AttemptBudget budgetAfterLeaseEnds() {
-      return silentHolder().map(budget::holderLost).orElse(budget);
+      return silentHolder().map(holder -> budget.silentEnd(holder, token)).orElse(budget);
     }
 
     /** The effect after the current lease ends: unreported leases leave it ambiguous. */
@@ -610,6 +700,44 @@ public final class WorkItem
 
     State onAttemptsExhausted(AttemptsExhausted e) {
       return refusedAtClaim(Status.FAILED, e.newToken(), e.reason());
+    }
+
+    /**
+     * A holder spoke after its lease lapsed: the current one is then not lost when its lease ends;
+     * one already counted lost is lost no more, and a quarantine that no longer holds is lifted.
+     */
+    State onLateHolderHeard(LateHolderHeard e) {
+      if (status == Status.LEASED && token == e.token() && e.workerId().equals(owner)) {
+        return withBudget(budget.heardLate(e.token()));
+      }
+      AttemptBudget after = budget.returned(e.workerId(), e.token()).orElse(budget);
+      if (e.quarantineLifted() && status == Status.QUARANTINED) {
+        String why =
+            "quarantine lifted: "
+                + e.workerId()
+                + " (token "
+                + e.token()
+                + ") came back, so it was not lost";
+        return unheld(Status.PENDING, token, effect, why, null, null, after);
+      }
+      return withBudget(after);
+    }
+
+    private State withBudget(AttemptBudget next) {
+      return new State(
+          status,
+          owner,
+          token,
+          leaseExpiresAt,
+          attempt,
+          maxAttempts,
+          effect,
+          effectOutcome,
+          outcomeReported,
+          lastError,
+          closedReason,
+          retryAt,
+          next);
     }
 
     /** A claim found the holders lost: any lapsed lease ends, fenced off, with its holder lost. */
@@ -814,14 +942,18 @@ public final class WorkItem
    */
   private Optional<ReplyEffect<Event, State>> holdersLost(State state, Claim cmd, Instant now) {
     AttemptBudget budget = state.budgetAfterLeaseEnds();
-    int inARow = budget.consecutiveLosses();
-    if (settings.quarantineAfterLosses() > 0 && inARow >= settings.quarantineAfterLosses()) {
-      List<String> lost = budget.consecutivelyLost();
+    int k = settings.quarantineAfterLosses();
+    if (budget.quarantines(k)) {
+      int inARow = budget.consecutiveLosses();
+      List<String> lost = inARow >= k ? budget.consecutivelyLost() : budget.silentHolders();
       String reason =
           truncate(
-              "holder lost "
-                  + inARow
-                  + " times in a row ("
+              (inARow >= k
+                      ? "holder lost " + inARow + " times in a row ("
+                      : budget.silentRun().size()
+                          + " leases in a row ended without a word from their holders, "
+                          + (budget.silentRun().size() - inARow)
+                          + " of whom spoke later (")
                   + String.join(", ", lost)
                   + "); quarantined until an operator retries it");
       return Optional.of(
@@ -1114,16 +1246,52 @@ public final class WorkItem
   private ReplyEffect<Event, State> rejectStale(
       State state, LeaseCommand cmd, String reason, Instant now) {
     String command = cmd.getClass().getSimpleName();
+    StaleCommandRejected rejected =
+        new StaleCommandRejected(
+            command, truncate(cmd.workerId()), cmd.token(), state.token(), reason, now);
+    List<Event> events = new ArrayList<>(List.of(rejected));
+    lateHolder(state, cmd, now).ifPresent(events::add);
     return Effect()
-        .persist(
-            new StaleCommandRejected(
-                command, truncate(cmd.workerId()), cmd.token(), state.token(), reason, now))
-        .thenReply(cmd.replyTo(), s -> new LeaseLost(cmd.token(), s.token(), reason));
+        .persist(events)
+        .thenReply(cmd.replyTo(), s -> new LeaseLost(cmd.token(), state.token(), reason));
   }
 
+  /**
+   * "Lost holders count" tells poison from bad luck here: a holder that sends a command after its
+   * lease lapsed was alive (paused past its lease, or cut off), so its node was not killed by the
+   * item. Before its lease is taken over, its silent end will not be a loss; after, it is a loss no
+   * more, and a QUARANTINED item whose quarantine no longer holds is PENDING again.
+   */
+  private Optional<Event> lateHolder(State state, LeaseCommand cmd, Instant now) {
+    AttemptBudget budget = state.budget();
+    if (state.status() == Status.LEASED
+        && cmd.token() == state.token()
+        && cmd.workerId().equals(state.owner())
+        && !state.leaseLiveAt(now)) {
+      return budget.heardLate() == cmd.token()
+          ? Optional.empty()
+          : Optional.of(new LateHolderHeard(state.owner(), cmd.token(), false, now));
+    }
+    return budget
+        .returned(cmd.workerId(), cmd.token())
+        .map(
+            after ->
+                new LateHolderHeard(
+                    truncate(cmd.workerId()),
+                    cmd.token(),
+                    state.status() == Status.QUARANTINED
+                        && !after.quarantines(settings.quarantineAfterLosses()),
+                    now));
+  }
+
+  /** A worker id is journaled and shown as it is: no control characters (the API refuses more). */
   private static Optional<Invalid> requireWorker(String workerId) {
-    return workerId == null || workerId.isBlank() || workerId.length() > 200
-        ? Optional.of(new Invalid("workerId", "workerId must be 1-200 characters"))
+    return workerId == null
+            || workerId.isBlank()
+            || workerId.length() > 200
+            || workerId.chars().anyMatch(Character::isISOControl)
+        ? Optional.of(
+            new Invalid("workerId", "workerId must be 1-200 characters, no control characters"))
         : Optional.empty();
   }
 
@@ -1168,6 +1336,7 @@ public final class WorkItem
         .onEvent(RetryRequested.class, (state, e) -> state.startedOver())
         .onEvent(ItemQuarantined.class, State::onQuarantined)
         .onEvent(AttemptsExhausted.class, State::onAttemptsExhausted)
+        .onEvent(LateHolderHeard.class, State::onLateHolderHeard)
         // invariant "stale changes nothing": a rejected stale command is audited and changes
         // nothing
         .onEvent(StaleCommandRejected.class, (state, e) -> state)

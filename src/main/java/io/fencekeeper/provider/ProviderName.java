@@ -25,8 +25,7 @@ public final class ProviderName {
   /** What is wrong with a provider name, if anything: lower case letters, digits, - and _. */
   public static Optional<String> problem(String name) {
     if (name == null || !NAME.matcher(name).matches()) {
-      return Optional.of(
-          "provider must be 1-63 lower case letters, digits, '-' or '_', got '" + name + "'");
+      return Optional.of("provider must be 1-63 lower case letters, digits, '-' or '_'");
     }
     return Optional.empty();
   }

@@ -114,6 +114,12 @@ export function story(events) {
         text = `Lost holders: ${(f.lostOwners || []).join(', ')}. Token moved to ${f.newToken}. Out of work until an operator retries it: the item may crash whoever takes it.`;
         ambiguous = true;
         break;
+      case 'LateHolderHeard':
+        title = `${f.workerId} (token ${f.token}) spoke after its lease lapsed: paused or cut off, not lost`;
+        text = f.quarantineLifted
+          ? 'It does not count as a lost holder, so the item is not poison after all: quarantine lifted, PENDING again.'
+          : 'It does not count as a lost holder: the item did not kill its node.';
+        break;
       case 'AttemptsExhausted':
         kind = 'failed';
         title = 'Attempts used up: FAILED';

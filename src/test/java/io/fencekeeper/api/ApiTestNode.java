@@ -110,6 +110,30 @@ final class ApiTestNode implements AutoCloseable {
     }
   }
 
+  /**
+   * {@code POST path} with {@code body} as these exact bytes on a socket of its own, with the API
+   * token and a JSON content type; the raw answer.
+   */
+  String rawPost(String path, byte[] body) {
+    String head =
+        "POST "
+            + path
+            + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
+            + TOKEN
+            + "\r\nContent-Type: application/json\r\nContent-Length: "
+            + body.length
+            + "\r\nConnection: close\r\n\r\n";
+    try (java.net.Socket socket = new java.net.Socket("127.0.0.1", port)) {
+      socket.setSoTimeout(10_000);
+      socket.getOutputStream().write(head.getBytes(StandardCharsets.US_ASCII));
+      socket.getOutputStream().write(body);
+      socket.getOutputStream().flush();
+      return new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
   /** A node of its own with configuration overrides; the caller closes it. */
   static ApiTestNode fresh(java.util.Map<String, Object> configOverrides) {
     try {
@@ -151,6 +175,15 @@ final class ApiTestNode implements AutoCloseable {
 
     String error() {
       return tree().path("error").asText();
+    }
+
+    /** A body read off a raw socket, as JSON. */
+    static JsonNode parse(ObjectMapper json, String body) {
+      try {
+        return json.readTree(body);
+      } catch (IOException e) {
+        throw new UncheckedIOException("not JSON: " + body, e);
+      }
     }
   }
 
@@ -223,18 +256,41 @@ final class ApiTestNode implements AutoCloseable {
     Answer created =
         post(
             "/api/runs",
-            "{\"job\":\""
-                + job
-                + "\",\"businessDate\":\"2026-11-29\",\"deadline\":\""
-                + DEADLINE
-                + "\",\"maxAttempts\":5,\"maxFailedItems\":10,"
-                + "\"scope\":{\"type\":\"inline\",\"accounts\":["
-                + list
-                + "]}}");
+            createBody(
+                job,
+                "{\"type\":\"inline\",\"accounts\":[" + list + "]}",
+                ",\"maxAttempts\":5,\"maxFailedItems\":10"));
     if (created.status() != 201) {
       fail("run was not created: " + created.status() + " " + created.body());
     }
     return job + "/2026-11-29";
+  }
+
+  /** A create request for {@code job} on 2026-11-29 with {@code scope} (JSON) as it is. */
+  static String createBody(String job, String scope) {
+    return createBody(job, scope, "");
+  }
+
+  private static String createBody(String job, String scope, String more) {
+    return "{\"job\":\""
+        + job
+        + "\",\"businessDate\":\"2026-11-29\",\"deadline\":\""
+        + DEADLINE
+        + "\""
+        + more
+        + ",\"scope\":"
+        + scope
+        + "}";
+  }
+
+  /** Claims {@code item} (its path) for {@code worker} with a 10-minute lease; the token. */
+  long claim(String item, String worker) {
+    Answer claimed =
+        post(item + "/claim", "{\"workerId\":\"" + worker + "\",\"leaseMillis\":600000}");
+    if (claimed.status() != 200) {
+      fail("not claimed: " + claimed.status() + " " + claimed.body());
+    }
+    return claimed.tree().path("token").asLong();
   }
 
   static String itemId(String runId, int account) {

@@ -102,7 +102,7 @@ class BadInputTest {
         api.post(
             "/api/runs",
             "{\"job\":\"j\",\"businessDate\":\"2026-11-29\",\"deadline\":\"2026-11-30T06:00:00Z\",\"scope\":{\"type\":\"inline\",\"accounts\":[{\"accountId\":\"a b\",\"cursor\":\"c\"}]}}"),
-        400,
+        422,
         "accountId");
     assertUntouched(item);
   }

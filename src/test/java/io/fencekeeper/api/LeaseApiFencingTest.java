@@ -79,6 +79,7 @@ class LeaseApiFencingTest {
             "LeaseGranted",
             "LeaseGranted",
             "StaleCommandRejected",
+            "LateHolderHeard", // worker-a was lost when worker-b took over; it speaks: alive
             "StaleCommandRejected",
             "EffectRecorded",
             "ItemCompleted"),

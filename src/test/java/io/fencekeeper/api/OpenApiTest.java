@@ -36,6 +36,29 @@ class OpenApiTest {
     assertEquals(routed, described);
   }
 
+  /**
+   * Issue 25, item 4: the codes a request that cannot be parsed gets (414 uri_too_long, 431
+   * headers_too_large, ...) and the stream refusal are among the documented error codes.
+   */
+  @Test
+  void theErrorCodesOfUnparseableRequestsAreDocumented() throws Exception {
+    JsonNode doc = new ObjectMapper(new YAMLFactory()).readTree(OpsEndpoints.openApiText());
+    Set<String> documented = new TreeSet<>();
+    doc.path("components")
+        .path("schemas")
+        .path("Error")
+        .path("properties")
+        .path("error")
+        .path("enum")
+        .forEach(code -> documented.add(code.asText()));
+    Set<String> answered = new TreeSet<>(ParsingErrors.CODES.values());
+    answered.addAll(Set.of("too_many_streams", "invalid_scope", "malformed_json"));
+    answered.removeAll(documented);
+    assertEquals(Set.of(), answered, "codes the API answers but openapi.yaml does not list");
+    assertEquals("uri_too_long", ParsingErrors.CODES.get(414));
+    assertEquals("headers_too_large", ParsingErrors.CODES.get(431));
+  }
+
   @Test
   void everyMutatingRouteDeclaresTheBearerScheme() throws Exception {
     JsonNode doc = new ObjectMapper(new YAMLFactory()).readTree(OpsEndpoints.openApiText());

@@ -79,6 +79,20 @@ class WebAssetsTest {
     ApiTestNode.Answer stale = api.get("/assets/000000000000/app.js");
     assertEquals(404, stale.status());
     assertEquals("no-store", stale.headers().firstValue("Cache-Control").orElse(""));
+  }
+
+  /** Issue 25, item 5: a dashboard file that is not there is the API's JSON 404, not plain text. */
+  @Test
+  void aMissingDashboardFileIsTheJsonErrorEnvelope() {
+    ApiTestNode.Answer missing = api.get("/assets/x/app.js");
+    assertEquals(404, missing.status());
+    assertEquals("application/json", missing.headers().firstValue("Content-Type").orElse(""));
+    assertEquals("not_found", missing.error());
+    assertTrue(missing.tree().path("message").asText().contains("reload the page"));
+    assertEquals("nosniff", missing.headers().firstValue("X-Content-Type-Options").orElse(""));
+    ApiTestNode.Answer unknownFile = api.get("/assets/" + version() + "/evil.js");
+    assertEquals(404, unknownFile.status());
+    assertEquals("not_found", unknownFile.error());
     // the API keeps its own 404 for paths that are not the dashboard's
     ApiTestNode.Answer other = api.get("/index.html");
     assertEquals(404, other.status());

@@ -35,8 +35,9 @@ import org.junit.jupiter.api.Test;
  * The invariants of docs/design.md, "The work item", over random command sequences from three
  * workers with random clock moves. The workers follow the worker protocol honestly (they apply only
  * when their claim allows it and their own lease check passes, and report what they did), but they
- * are slow: their leases expire, they keep sending with old tokens, they go silent. A model
- * provider counts the effects per idempotency key.
+ * are slow: their leases expire, they keep sending with old tokens, they go silent, and their nodes
+ * die (after which they never speak for that claim again). A model provider counts the effects per
+ * idempotency key.
  *
  * <p>A plain seeded generator rather than jqwik: jqwik 1.10 prints a notice that it is not to be
  * used by AI agents, and this code is written with one, so we respect the author's wish.
@@ -48,6 +49,11 @@ class WorkItemInvariantsTest {
   static final Duration LEASE = Duration.ofSeconds(10);
   static final int MAX_ATTEMPTS = 4;
   static final int QUARANTINE_AFTER = WorkItem.Settings.defaults().quarantineAfterLosses();
+
+  /** Lost holders that came back, and quarantines that lifted, over all lives run. */
+  final AtomicInteger returns = new AtomicInteger();
+
+  final AtomicInteger lifts = new AtomicInteger();
 
   @BeforeAll
   static void start() {
@@ -79,7 +85,12 @@ class WorkItemInvariantsTest {
     RETRY,
     TICK,
     /** lookup if needed, apply if allowed, record, complete: a worker that is not interrupted */
-    FINISH
+    FINISH,
+    /**
+     * the worker's node dies (a poison item kills it): it never sends for its claim again, and the
+     * same worker name comes back later as a new incarnation with no claim
+     */
+    CRASH
   }
 
   record Step(Kind kind, int worker, int seconds, boolean flag) {}
@@ -88,8 +99,9 @@ class WorkItemInvariantsTest {
    * The rules "a lease that ends without an outcome is ambiguous" and "holders lost count", kept
    * from what the test saw, not from the entity's own state: which leases ended silently (taken
    * over, closed or quarantined while their holder had said nothing), whether an effect was
-   * recorded since, how many leases in a row ended silently and how many attempts were started
-   * since the last Retry or Reopen.
+   * recorded since, which holders in a row were lost and not heard from since (a lost holder that
+   * sends any command comes back: it was not killed) and how many attempts were started since the
+   * last Retry or Reopen.
    */
   static final class LeaseModel {
     boolean leaseOpen;
@@ -97,7 +109,19 @@ class WorkItemInvariantsTest {
     boolean endedSilently;
     boolean markedAmbiguous;
     boolean recorded;
-    int silentInARow;
+
+    /** The current lease's holder, as worker#token. */
+    String holder;
+
+    /** Whether the current lease's holder has spoken since its lease lapsed. */
+    boolean heardLate;
+
+    /**
+     * The leases in a row that ended without an outcome from their holders, oldest first: the
+     * holder as worker#token, and whether it has spoken since its lease lapsed.
+     */
+    final Map<String, Boolean> silentRun = new java.util.LinkedHashMap<>();
+
     int attemptsSinceStart;
     boolean quarantined;
 
@@ -106,25 +130,69 @@ class WorkItemInvariantsTest {
       return endedSilently || markedAmbiguous || (leaseOpen && !reportedThisLease);
     }
 
-    /** Silent ends in a row if the current lease ended now (a claim past its expiry). */
-    int silentInARowAtClaim() {
-      return silentInARow + (leaseOpen && !reportedThisLease ? 1 : 0);
+    /**
+     * The rule: K holders lost in a row (not heard from), or K + 1 silent ends in a row, whoever
+     * spoke; {@code endingNow} adds the current lease's silent end (a claim past its expiry).
+     */
+    boolean quarantinesAtClaim() {
+      Map<String, Boolean> run = new java.util.LinkedHashMap<>(silentRun);
+      if (leaseOpen && !reportedThisLease) {
+        run.put(holder, heardLate);
+      }
+      return quarantines(run);
+    }
+
+    static boolean quarantines(Map<String, Boolean> run) {
+      long lost = run.values().stream().filter(heard -> !heard).count();
+      return lost >= QUARANTINE_AFTER || run.size() >= QUARANTINE_AFTER + 1;
     }
 
     private void leaseEnds() {
       if (leaseOpen && !reportedThisLease) {
         endedSilently = true;
-        silentInARow++;
+        silentRun.put(holder, heardLate);
       }
       leaseOpen = false;
+      heardLate = false;
     }
 
-    void granted(State before) {
-      assertTrue(!quarantined, "a quarantined item was claimed before a retry");
+    void granted(State before, String worker, long token) {
+      assertTrue(!quarantined, "a quarantined item was claimed before a retry or a return");
       leaseEnds();
       leaseOpen = true;
       reportedThisLease = false;
+      holder = worker + "#" + token;
       attemptsSinceStart++;
+    }
+
+    /**
+     * What a stale command of {@code worker} with {@code token} says: "current" when it is the
+     * current holder's first word after its lease lapsed, "lost" when it is a lost holder of the
+     * run coming back, null when it says nothing new.
+     */
+    String lateWord(String worker, long token, State sent, Instant now) {
+      String key = worker + "#" + token;
+      if (sent.status() == Status.LEASED
+          && sent.token() == token
+          && worker.equals(sent.owner())
+          && !sent.leaseLiveAt(now)) {
+        return heardLate ? null : "current";
+      }
+      return Boolean.FALSE.equals(silentRun.get(key)) ? "lost" : null;
+    }
+
+    /** The late word is heard; answers whether it lifts the quarantine. */
+    boolean heard(String word, String worker, long token) {
+      if (word.equals("current")) {
+        heardLate = true;
+        return false;
+      }
+      silentRun.put(worker + "#" + token, true);
+      if (quarantined && !quarantines(silentRun)) {
+        quarantined = false;
+        return true;
+      }
+      return false;
     }
 
     /** The claim ended the lease and quarantined the item, or failed it: no attempt started. */
@@ -136,7 +204,7 @@ class WorkItemInvariantsTest {
     void reported(Reply reply, boolean effect) {
       if (reply instanceof WorkItem.Accepted) {
         reportedThisLease = true;
-        silentInARow = 0;
+        silentRun.clear();
         recorded |= effect;
       }
     }
@@ -146,7 +214,7 @@ class WorkItemInvariantsTest {
       if (reply instanceof WorkItem.Accepted) {
         assertTrue(before.leaseLiveAt(now), "Fail/Release accepted after the lease lapsed");
         reportedThisLease = true;
-        silentInARow = 0;
+        silentRun.clear();
         leaseOpen = false;
       }
     }
@@ -159,7 +227,7 @@ class WorkItemInvariantsTest {
 
     /** Reopen and Retry let the item start over: a new count of attempts and of losses. */
     void startedOver() {
-      silentInARow = 0;
+      silentRun.clear();
       attemptsSinceStart = 0;
       quarantined = false;
     }
@@ -228,6 +296,7 @@ class WorkItemInvariantsTest {
     weights.put(Kind.RETRY, 2);
     weights.put(Kind.TICK, 6);
     weights.put(Kind.FINISH, 5);
+    weights.put(Kind.CRASH, 3);
     List<Kind> table = new ArrayList<>();
     weights.forEach((kind, weight) -> table.addAll(java.util.Collections.nCopies(weight, kind)));
     return table.toArray(Kind[]::new);
@@ -290,6 +359,8 @@ class WorkItemInvariantsTest {
       assertTrue(
           retriedAfterQuarantine > 0,
           "lives claimed again after a quarantine and a retry: " + retriedAfterQuarantine);
+      assertTrue(returns.get() > 20, "lost holders that came back: " + returns);
+      assertTrue(lifts.get() > 0, "quarantines lifted by a holder that came back: " + lifts);
     }
   }
 
@@ -351,12 +422,37 @@ class WorkItemInvariantsTest {
       State before = kit.getState();
       Function<Function<ActorRef<Reply>, WorkItem.Command>, Reply> send =
           command -> {
+            State sent = kit.getState(); // FINISH sends twice: the state before this command
             CommandResultWithReply<WorkItem.Command, WorkItem.Event, State, Reply> result =
                 kit.runCommand(command);
             journal.addAll(result.events());
             if (result.reply() instanceof LeaseLost) {
-              // invariant "stale changes nothing": a stale token changes nothing
-              assertEquals(before, result.state(), "stale command changed the state: " + step);
+              // every LeaseLost answers a command of this step's worker with its own token
+              String worker = "w-" + step.worker();
+              List<WorkItem.LateHolderHeard> back =
+                  result.events().stream()
+                      .filter(WorkItem.LateHolderHeard.class::isInstance)
+                      .map(WorkItem.LateHolderHeard.class::cast)
+                      .toList();
+              String word = model.lateWord(worker, w.token, sent, clock.instant());
+              if (word == null) {
+                // invariant "stale changes nothing": a stale token changes nothing
+                assertEquals(List.of(), back, "nothing new from this worker: " + step);
+                assertEquals(sent, result.state(), "stale command changed the state: " + step);
+              } else {
+                // ... but that a holder whose lease lapsed has spoken: it was not killed
+                assertEquals(1, back.size(), "a holder heard late (" + word + "): " + step);
+                boolean lifted = model.heard(word, worker, w.token);
+                assertEquals(lifted, back.get(0).quarantineLifted(), "lifted: " + step);
+                returns.incrementAndGet();
+                lifts.addAndGet(lifted ? 1 : 0);
+                State after = result.state();
+                assertEquals(lifted ? Status.PENDING : sent.status(), after.status(), "" + step);
+                assertEquals(sent.token(), after.token(), "a late word moves no token: " + step);
+                assertEquals(sent.effect(), after.effect(), step.toString());
+                assertEquals(sent.owner(), after.owner(), step.toString());
+                assertEquals(sent.leaseExpiresAt(), after.leaseExpiresAt(), step.toString());
+              }
             }
             return result.reply();
           };
@@ -368,15 +464,15 @@ class WorkItemInvariantsTest {
               before.status() == Status.PENDING
                       && (before.retryAt() == null || !now.isBefore(before.retryAt()))
                   || before.status() == Status.LEASED && !before.leaseLiveAt(now);
-          int inARow = model.silentInARowAtClaim();
+          boolean quarantines = model.quarantinesAtClaim();
           boolean wasQuarantined = model.quarantined;
           Reply reply =
               send.apply(r -> new WorkItem.Claim("w-" + step.worker(), LEASE, MAX_ATTEMPTS, r));
           if (grantable) {
-            // holders lost count: K silent ends in a row quarantine the item, and a claim past
-            // maxAttempts fails it, instead of starting another attempt
+            // holders lost count: K lost in a row, or K + 1 silent ends in a row, quarantine the
+            // item, and a claim past maxAttempts fails it, instead of starting another attempt
             Status expected =
-                inARow >= QUARANTINE_AFTER
+                quarantines
                     ? Status.QUARANTINED
                     : model.attemptsSinceStart >= MAX_ATTEMPTS ? Status.FAILED : Status.LEASED;
             assertEquals(expected, kit.getState().status(), "after the claim " + step);
@@ -399,7 +495,7 @@ class WorkItemInvariantsTest {
                   EffectStatus.AMBIGUOUS, c.effect(), "a silent end was not ambiguous: " + step);
             }
             w.claimed(c);
-            model.granted(before);
+            model.granted(before, "w-" + step.worker(), c.token());
             int effects = providerEffects.getOrDefault(key, 0);
             // invariant "reconcile before apply": the entity never tells a claimer "no effect" when
             // one may exist
@@ -509,6 +605,7 @@ class WorkItemInvariantsTest {
           }
         }
         case TICK -> clock.advance(Duration.ofSeconds(step.seconds()));
+        case CRASH -> workers[step.worker()] = new Worker();
         case FINISH -> {
           if (w.holdsAClaim() && !w.gaveUp) {
             if (w.claimEffect == EffectStatus.AMBIGUOUS && !w.lookedUp) {

@@ -113,6 +113,7 @@ abstract class WorkItemJournalContract {
             "LeaseGranted",
             "LeaseGranted",
             "StaleCommandRejected",
+            "LateHolderHeard", // A was lost when B took over; its first word says it lives
             "StaleCommandRejected",
             "EffectRecorded",
             "ItemCompleted"),
@@ -124,14 +125,19 @@ abstract class WorkItemJournalContract {
     assertEquals("A", claimB.previousOwner());
     WorkItem.StaleCommandRejected rejectEffect =
         (WorkItem.StaleCommandRejected) trail.get(2).event();
+    WorkItem.LateHolderHeard back = (WorkItem.LateHolderHeard) trail.get(3).event();
+    assertEquals("A", back.workerId());
+    assertEquals(a.token(), back.token());
+    assertEquals(false, back.quarantineLifted());
     WorkItem.StaleCommandRejected rejectComplete =
-        (WorkItem.StaleCommandRejected) trail.get(3).event();
+        (WorkItem.StaleCommandRejected) trail.get(4).event();
     assertEquals("RecordEffect", rejectEffect.command());
     assertEquals("Complete", rejectComplete.command());
     assertEquals(a.token(), rejectEffect.presentedToken());
     assertEquals(b.token(), rejectComplete.currentToken());
     assertEquals(
-        List.of(1L, 2L, 3L, 4L, 5L, 6L), trail.stream().map(ItemAudit.Entry::sequenceNr).toList());
+        List.of(1L, 2L, 3L, 4L, 5L, 6L, 7L),
+        trail.stream().map(ItemAudit.Entry::sequenceNr).toList());
   }
 
   @Test

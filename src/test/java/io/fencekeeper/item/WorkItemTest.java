@@ -339,6 +339,122 @@ class WorkItemTest {
     assertEquals(state, kit.restart().state());
   }
 
+  /**
+   * Issue 25, item 8, bad luck: w-1's node pauses past its lease, w-2 takes over, w-1 wakes and
+   * tries to go on (it was paused, not killed), then w-2's node is killed. Two leases in a row
+   * ended silently, but only one holder is lost: the next claim is granted.
+   */
+  @Test
+  void pauseThenKillOfAnInnocentItemNeverQuarantinesIt() {
+    Claimed paused = claim("w-1", 5);
+    clock.advance(LEASE.plusSeconds(1));
+    Claimed next = claim("w-2", 5);
+    var woke = run(r -> new WorkItem.Renew("w-1", paused.token(), LEASE, r));
+    assertStaleRejection(woke, "Renew", paused.token(), next.token());
+    WorkItem.LateHolderHeard back = returned(woke);
+    assertEquals("w-1", back.workerId());
+    assertEquals(paused.token(), back.token());
+    assertEquals(false, back.quarantineLifted());
+    assertEquals(List.of(), kit.getState().budget().lostHolders(), "w-1 is not lost");
+    var again = run(r -> new WorkItem.Complete("w-1", paused.token(), r));
+    assertEquals(1, again.events().size(), "a holder comes back once: " + again.events());
+
+    clock.advance(LEASE.plusSeconds(1)); // w-2's node is killed: its lease runs out
+    Claimed third = claim("w-3", 5);
+    assertEquals(3, third.attempt(), "granted, not quarantined");
+    assertEquals(EffectStatus.AMBIGUOUS, third.effect());
+    assertEquals(List.of("w-2"), kit.getState().budget().lostHolders());
+    assertEquals(kit.getState(), kit.restart().state());
+  }
+
+  /**
+   * A holder whose lease lapsed and who speaks before anyone takes the item over (its renewal came
+   * late: its node stalled) was alive: its lease's silent end is not a loss.
+   */
+  @Test
+  void aHolderHeardAfterItsLeaseLapsedIsNotLostWhenItIsTakenOver() {
+    Claimed stalled = claim("w-1", 5);
+    clock.advance(LEASE.plusSeconds(1));
+    var late = run(r -> new WorkItem.Renew("w-1", stalled.token(), LEASE, r));
+    assertEquals(stalled.token(), returned(late).token());
+    assertEquals(
+        1,
+        run(r -> new WorkItem.Renew("w-1", stalled.token(), LEASE, r)).events().size(),
+        "heard once");
+    Claimed next = claim("w-2", 5);
+    assertEquals(EffectStatus.AMBIGUOUS, next.effect(), "it still said nothing of the effect");
+    assertEquals(List.of(), kit.getState().budget().lostHolders());
+    assertEquals(1, kit.getState().budget().silentRun().size());
+    assertEquals(kit.getState(), kit.restart().state());
+  }
+
+  /**
+   * A poison item that stalls its node before it kills it: each holder speaks late, then dies.
+   * Forgiving them all would let it kill node after node; K + 1 silent ends in a row quarantine it
+   * (three node deaths at the default K = 2).
+   */
+  @Test
+  void holdersThatStallThenDieAreQuarantinedAfterKPlusOneSilentEnds() {
+    for (String worker : List.of("w-1", "w-2", "w-3")) {
+      Claimed stalled = claim(worker, 5);
+      clock.advance(LEASE.plusSeconds(1));
+      returned(run(r -> new WorkItem.Renew(worker, stalled.token(), LEASE, r)));
+    }
+    var result = run(r -> new WorkItem.Claim("w-4", LEASE, 5, r));
+    assertEquals(Status.QUARANTINED, assertInstanceOf(NotClaimable.class, result.reply()).status());
+    WorkItem.ItemQuarantined quarantined = result.eventOfType(WorkItem.ItemQuarantined.class);
+    assertEquals(List.of("w-1", "w-2", "w-3"), quarantined.lostOwners());
+    assertTrue(
+        quarantined.reason().startsWith("3 leases in a row ended without a word"),
+        quarantined.reason());
+  }
+
+  /** A lost holder that comes back after the quarantine lifts it: the item was not poison. */
+  @Test
+  void aHolderThatComesBackAfterTheQuarantineLiftsIt() {
+    claimAndVanish("w-1", 5);
+    Claimed paused = claim("w-2", 5);
+    clock.advance(LEASE.plusSeconds(1));
+    assertEquals(
+        Status.QUARANTINED,
+        assertInstanceOf(
+                NotClaimable.class, run(r -> new WorkItem.Claim("w-3", LEASE, 5, r)).reply())
+            .status());
+
+    var woke = run(r -> new WorkItem.RecordEffect("w-2", paused.token(), applied(), r));
+    assertInstanceOf(LeaseLost.class, woke.reply());
+    assertTrue(returned(woke).quarantineLifted());
+    State lifted = kit.getState();
+    assertEquals(Status.PENDING, lifted.status());
+    assertTrue(lifted.lastError().startsWith("quarantine lifted: w-2"), lifted.lastError());
+    assertEquals(List.of("w-1"), lifted.budget().lostHolders());
+    assertEquals(lifted, kit.restart().state());
+
+    Claimed back = claim("w-4", 5);
+    assertEquals(3, back.attempt());
+    assertEquals(EffectStatus.AMBIGUOUS, back.effect(), "w-2 may have reached the provider");
+    // a poison item is still quarantined by the holders that never come back: w-4 is killed too
+    clock.advance(LEASE.plusSeconds(1));
+    var again = run(r -> new WorkItem.Claim("w-5", LEASE, 5, r));
+    assertEquals(Status.QUARANTINED, assertInstanceOf(NotClaimable.class, again.reply()).status());
+    assertEquals(
+        List.of("w-1", "w-4"),
+        again.eventOfType(WorkItem.ItemQuarantined.class).lostOwners(),
+        "the two killed holders, not w-2, which was paused");
+  }
+
+  static WorkItem.LateHolderHeard returned(
+      CommandResultWithReply<WorkItem.Command, WorkItem.Event, State, Reply> result) {
+    List<WorkItem.LateHolderHeard> back =
+        result.events().stream()
+            .filter(WorkItem.LateHolderHeard.class::isInstance)
+            .map(WorkItem.LateHolderHeard.class::cast)
+            .toList();
+    assertEquals(1, back.size(), "events: " + result.events());
+    assertInstanceOf(StaleCommandRejected.class, result.events().get(0), "rejected first");
+    return back.get(0);
+  }
+
   @Test
   void quarantineComesBeforeTheAttemptsAreUsedUp() {
     claimAndVanish("w-1", 2);

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
 import io.fencekeeper.item.ItemAudit;
+import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.ItemView;
 import io.fencekeeper.item.WorkItem;
@@ -19,6 +20,7 @@ import io.fencekeeper.run.governor.GovernorPolicy;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.run.scope.Scope;
 import io.fencekeeper.testing.Await;
+import io.fencekeeper.testing.ForwardingItemGateway;
 import io.fencekeeper.testing.OffsetClock;
 import io.fencekeeper.testing.TestDatabases;
 import io.fencekeeper.testing.TestNodes;
@@ -30,19 +32,24 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
  * A poison item on one node (docs/design.md, "The dispatcher"): every worker that takes it vanishes
- * without a word (its plan never returns and its lease runs out), so after two such holders the
- * item is QUARANTINED, the run shows it and does not end without it, the deadline ends the run
- * PARTIAL with the item still quarantined, and an operator's retry hands it out again.
+ * without a word, as if its process died there (its plan never returns, and nothing it sends after
+ * its claim reaches the item: no renewal, no late stale command, see {@link SilentOnceClaimed}), so
+ * after two such holders the item is QUARANTINED, the run shows it and does not end without it, the
+ * deadline ends the run PARTIAL with the item still quarantined, and an operator's retry hands it
+ * out again.
  */
 class PoisonItemRunTest {
 
@@ -73,6 +80,8 @@ class PoisonItemRunTest {
         FencekeeperNode.builder(FencekeeperNode.config(overrides))
             .clock(clock)
             .provider(provider)
+            .workerGateway(
+                items -> new SilentOnceClaimed(items, POISON.accountId(), provider::isCured))
             .workers(4)
             .start()
             .awaitUp(Duration.ofSeconds(30));
@@ -246,6 +255,98 @@ class PoisonItemRunTest {
   }
 
   /**
+   * The worker side of a process that died on the poison account: once a worker has claimed it
+   * (before the cure), nothing more it sends reaches the item. A dead process does not renew, and a
+   * worker that is only stuck would: its late command would tell the item it is alive
+   * (docs/design.md, "Lost holders count").
+   */
+  static final class SilentOnceClaimed extends ForwardingItemGateway {
+    private final String poisonAccount;
+    private final BooleanSupplier cured;
+    private final Set<String> dead = ConcurrentHashMap.newKeySet();
+
+    SilentOnceClaimed(ItemGateway items, String poisonAccount, BooleanSupplier cured) {
+      super(items);
+      this.poisonAccount = poisonAccount;
+      this.cured = cured;
+    }
+
+    @Override
+    public CompletionStage<WorkItem.Reply> claim(
+        ItemId item, String workerId, Duration lease, int maxAttempts) {
+      if (item.accountId().equals(poisonAccount) && !cured.getAsBoolean()) {
+        dead.add(workerId);
+      }
+      return super.claim(item, workerId, lease, maxAttempts);
+    }
+
+    private boolean silent(String workerId) {
+      return dead.contains(workerId);
+    }
+
+    private static CompletionStage<WorkItem.Reply> never() {
+      return new CompletableFuture<>();
+    }
+
+    @Override
+    public void claimAbandoned(ItemId item, String workerId) {
+      if (!silent(workerId)) {
+        super.claimAbandoned(item, workerId);
+      }
+    }
+
+    @Override
+    public CompletionStage<WorkItem.Reply> renew(
+        ItemId item, String workerId, long token, Duration lease) {
+      return silent(workerId) ? never() : super.renew(item, workerId, token, lease);
+    }
+
+    @Override
+    public CompletionStage<WorkItem.Reply> recordEffect(
+        ItemId item, String workerId, long token, WorkItem.EffectOutcome outcome) {
+      return silent(workerId) ? never() : super.recordEffect(item, workerId, token, outcome);
+    }
+
+    @Override
+    public CompletionStage<WorkItem.Reply> markAmbiguous(
+        ItemId item, String workerId, long token, String reason) {
+      return silent(workerId) ? never() : super.markAmbiguous(item, workerId, token, reason);
+    }
+
+    @Override
+    public CompletionStage<WorkItem.Reply> complete(ItemId item, String workerId, long token) {
+      return silent(workerId) ? never() : super.complete(item, workerId, token);
+    }
+
+    @Override
+    public CompletionStage<WorkItem.Reply> recordEffectAndComplete(
+        ItemId item, String workerId, long token, WorkItem.EffectOutcome outcome, int throttles) {
+      return silent(workerId)
+          ? never()
+          : super.recordEffectAndComplete(item, workerId, token, outcome, throttles);
+    }
+
+    @Override
+    public CompletionStage<WorkItem.Reply> fail(
+        ItemId item,
+        String workerId,
+        long token,
+        String error,
+        boolean retryable,
+        Duration retryAfter,
+        int throttles) {
+      return silent(workerId)
+          ? never()
+          : super.fail(item, workerId, token, error, retryable, retryAfter, throttles);
+    }
+
+    @Override
+    public CompletionStage<WorkItem.Reply> release(ItemId item, String workerId, long token) {
+      return silent(workerId) ? never() : super.release(item, workerId, token);
+    }
+  }
+
+  /**
    * The provider adapter with a bug on one account: its plan never returns, as if the worker's
    * process died there (nothing reaches the item: no outcome, no renewal once the lease has run
    * out). {@link #cure()} fixes it.
@@ -268,6 +369,10 @@ class PoisonItemRunTest {
 
     void cure() {
       cured.set(true);
+    }
+
+    boolean isCured() {
+      return cured.get();
     }
 
     @Override

@@ -67,6 +67,10 @@ public final class WebAssets {
       "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:;"
           + " connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
+  static final String NOT_FOUND =
+      "{\"error\":\"not_found\",\"message\":\"no such dashboard file; reload the page at / for"
+          + " the current version\"}";
+
   private record Asset(byte[] bytes, String contentType, String etag) {}
 
   private final Map<String, Asset> assets = new LinkedHashMap<>();
@@ -134,15 +138,13 @@ public final class WebAssets {
             ? assets.get(segments.get(2))
             : null;
     if (asset == null) {
+      // the API's error envelope, like every other refusal of the node (docs/design.md, "HTTP API")
       return Optional.of(
           HttpResponse.create()
               .withStatus(StatusCodes.NOT_FOUND)
               .addHeader(RawHeader.create("Cache-Control", "no-store"))
               .addHeader(RawHeader.create("X-Content-Type-Options", "nosniff"))
-              .withEntity(
-                  HttpEntities.create(
-                      ContentTypes.TEXT_PLAIN_UTF8,
-                      "no such dashboard file; reload the page at / for the current version")));
+              .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, NOT_FOUND)));
     }
     return Optional.of(answer(request, asset, IMMUTABLE, false));
   }

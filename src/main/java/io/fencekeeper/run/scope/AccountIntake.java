@@ -42,7 +42,7 @@ final class AccountIntake {
   private List<ScopeSink.Positioned> batch;
 
   /**
-   * @param source names the scope in messages, e.g. {@code scope CSV 'accounts.csv'}
+   * @param source names the scope in messages, e.g. {@code the scope CSV (scope.path)}
    */
   AccountIntake(String source, Where where, int batchSize, long maxItems, ScopeSink sink) {
     this.source = source;

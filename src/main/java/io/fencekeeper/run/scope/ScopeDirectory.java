@@ -40,23 +40,23 @@ final class ScopeDirectory {
       realRoot = root.toRealPath();
     } catch (IOException e) {
       throw new ScopeException(
-          "scope CSV '" + name + "' does not exist: the scope directory has not been created");
+          "scope.path does not exist: the scope directory has not been created");
     }
     Path real;
     try {
       real = candidate.toRealPath();
     } catch (NoSuchFileException e) {
       throw new ScopeException(
-          "scope CSV '" + name + "' does not exist in the scope directory (fencekeeper.scope-dir)");
+          "scope.path does not exist in the scope directory (fencekeeper.scope-dir)");
     } catch (IOException e) {
-      throw new ScopeException("scope CSV '" + name + "' cannot be opened");
+      throw new ScopeException("scope.path cannot be opened");
     }
     // a symbolic link inside may point anywhere: the real path decides
     if (!real.startsWith(realRoot)) {
       throw outside(name);
     }
     if (!Files.isRegularFile(real)) {
-      throw new ScopeException("scope CSV '" + name + "' is not a regular file");
+      throw new ScopeException("scope.path is not a regular file");
     }
     return real;
   }
@@ -65,12 +65,6 @@ final class ScopeDirectory {
     return new ScopeRefused(
         FIELD,
         "scope.path must name a file inside the node's scope directory (fencekeeper.scope-dir),"
-            + " relative to it; '"
-            + abbreviate(name)
-            + "' is not");
-  }
-
-  private static String abbreviate(String text) {
-    return text.length() <= 120 ? text : text.substring(0, 120) + "...";
+            + " relative to it");
   }
 }

@@ -88,7 +88,8 @@ public final class ScopeReader {
 
   private ScopeSummary readFile(Scope.Csv csv, ScopeSink sink) {
     Path path = directory.resolve(csv.path());
-    String source = "scope CSV '" + csv.path() + "'";
+    // the path is the caller's input: messages name the field, not its value
+    String source = "the scope CSV (scope.path)";
     try (InputStream in = Files.newInputStream(path)) {
       return readCsv(source, in, sink);
     } catch (IOException e) {

@@ -48,10 +48,10 @@ final class SelectOnly {
     }
     Matcher words = WORD.matcher(codeOnly(statement));
     if (!words.find() || !words.group().equalsIgnoreCase("SELECT")) {
+      // the first keyword, never the text around it: an answer does not echo the request
+      String first = words.hitEnd() ? "no keyword" : "the keyword " + keyword(words.group());
       throw new ScopeException(
-          "scope SQL query must be a single SELECT statement (it starts with '"
-              + abbreviate(statement)
-              + "')");
+          "scope SQL query must be a single SELECT statement (its code starts with " + first + ")");
     }
     while (words.find()) {
       String word = words.group().toUpperCase(Locale.ROOT);
@@ -100,8 +100,8 @@ final class SelectOnly {
     return code.toString();
   }
 
-  private static String abbreviate(String text) {
-    String oneLine = text.replaceAll("\\s+", " ");
-    return oneLine.length() <= 40 ? oneLine : oneLine.substring(0, 40) + "...";
+  private static String keyword(String word) {
+    String upper = word.toUpperCase(Locale.ROOT);
+    return upper.length() <= 20 ? upper : upper.substring(0, 20) + "...";
   }
 }

@@ -60,7 +60,8 @@ class ScopeReaderCsvTest {
                         CollectingSink.discarding()));
 
     assertTrue(
-        e.getMessage().contains("nope.csv' does not exist in the scope directory"), e.getMessage());
+        e.getMessage().contains("scope.path does not exist in the scope directory"),
+        e.getMessage());
   }
 
   @Test

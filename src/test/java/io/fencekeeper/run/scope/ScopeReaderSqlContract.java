@@ -153,14 +153,15 @@ abstract class ScopeReaderSqlContract {
     insertAccounts(3);
 
     assertRefused(
-        "delete from accounts", "must be a single SELECT statement (it starts with 'delete");
+        "delete from accounts",
+        "must be a single SELECT statement (its code starts with the keyword DELETE)");
     assertRefused(
         "select account_id, cursor from accounts; delete from accounts",
         "must be a single SELECT statement: remove the ';'");
     assertRefused("select account_id, cursor into copy from accounts", "'INTO' is not allowed");
     assertRefused("select account_id, cursor from accounts for update", "'UPDATE' is not allowed");
     assertRefused(
-        "/* select */ update accounts set cursor = 'x'", "it starts with '/* select */ update");
+        "/* select */ update accounts set cursor = 'x'", "its code starts with the keyword UPDATE");
 
     assertEquals(
         3,

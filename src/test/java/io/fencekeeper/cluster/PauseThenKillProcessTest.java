@@ -1,0 +1,248 @@
+package io.fencekeeper.cluster;
+
+import static io.fencekeeper.cluster.ClusterFixture.DATE;
+import static io.fencekeeper.cluster.ClusterFixture.accounts;
+import static io.fencekeeper.cluster.ClusterFixture.assertOneEffectPerKey;
+import static io.fencekeeper.cluster.ClusterFixture.awaitDone;
+import static io.fencekeeper.cluster.ClusterFixture.awaitEnded;
+import static io.fencekeeper.cluster.ClusterFixture.createRun;
+import static io.fencekeeper.cluster.ClusterFixture.nodeOf;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.fencekeeper.item.ItemAudit;
+import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.ItemView;
+import io.fencekeeper.item.WorkItem;
+import io.fencekeeper.run.RunState;
+import io.fencekeeper.run.RunView;
+import io.fencekeeper.run.scope.AccountCursor;
+import io.fencekeeper.testing.Await;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Issue 25, item 8: bad luck is not poison. Three {@code serve} processes at the default quarantine
+ * setting (two lost holders in a row). Node 3 is paused past its leases (not long enough to be
+ * downed) and its items are taken over; it wakes and its workers try to go on; then the node that
+ * holds one of those taken-over items is killed while it works on it. That item's last two leases
+ * both ended without a word from their holders, which the old rule read as a poison item; but the
+ * first holder spoke again, so only one holder is lost: the item is done, nothing is quarantined
+ * and the run succeeds. (The poison item that kills every node that takes it is still quarantined
+ * after two node deaths: {@code PoisonItemProcessTest}.)
+ */
+class PauseThenKillProcessTest {
+
+  /**
+   * A failure detector much slower than the pause, even on a loaded machine: node 3 wakes as a
+   * member, mid-attempt (the killed node is then removed a minute after its death).
+   */
+  static final Map<String, Object> PATIENT_DETECTOR =
+      Map.of(
+          "pekko.cluster.failure-detector.acceptable-heartbeat-pause", "60s",
+          "pekko.cluster.split-brain-resolver.stable-after", "4s",
+          "pekko.cluster.split-brain-resolver.down-all-when-unstable", "off");
+
+  /** An item held by a worker of {@code holder} that took it over from a paused worker. */
+  record Victim(ItemId item, String holder, String pausedHolder) {}
+
+  @Test
+  void innocentItemsPausedThenKilledAreNeverQuarantinedAtTheDefaultSetting() throws Exception {
+    // slow calls (a lookup, a plan and an apply of 4 s each) keep a taken-over item in its new
+    // holder's hands long enough to kill that holder's node while it works on it
+    try (ProcessCluster cluster =
+        new ProcessCluster(4, PATIENT_DETECTOR, "--latency-ms", "4000", "--seed", "25")) {
+      String job = "pause-kill";
+      List<AccountCursor> accounts = accounts(90);
+      RunView created = createRun(cluster.client, job, accounts);
+      String runId = created.runId();
+      awaitDone(cluster.client, runId, 8, Duration.ofSeconds(120), "the run under way");
+
+      ProcessCluster.NodeProcess paused = cluster.nodes.get(2);
+      List<ItemId> ids =
+          accounts.stream().map(a -> ItemId.of(job, DATE, a.accountId(), a.cursor())).toList();
+      Map<ItemId, String> heldByPaused =
+          Await.until(
+              Duration.ofSeconds(60),
+              "node 3 holding items",
+              () -> heldBy(look(cluster, ids), paused.address()),
+              held -> !held.isEmpty());
+      ProcessCluster.signal(paused.process(), "STOP");
+      long pausedAt = System.nanoTime();
+      Await.until(
+          Duration.ofSeconds(50),
+          "an item of the paused node taken over " + heldByPaused.keySet(),
+          () -> {
+            Map<ItemId, ItemView> now = look(cluster, List.copyOf(heldByPaused.keySet()));
+            return now.entrySet().stream()
+                .anyMatch(e -> !e.getValue().owner().equals(heldByPaused.get(e.getKey())));
+          });
+      ProcessCluster.signal(paused.process(), "CONT");
+      System.out.printf(
+          "PAUSE-THEN-KILL: node 3 woke after %.1f s%n", (System.nanoTime() - pausedAt) / 1e9);
+
+      assertTrue(
+          cluster.isMember(paused.address()),
+          "the pause stayed below failure detection: the node woke as a member");
+      Victim victim =
+          Await.until(
+                  Duration.ofSeconds(60),
+                  "an item taken over from the paused node, whose paused holder spoke, still in"
+                      + " its new holder's hands",
+                  () -> victim(cluster, job, accounts, paused.address()),
+                  found -> found.victim() != null)
+              .victim();
+      ProcessCluster.NodeProcess killed =
+          cluster.nodes.stream()
+              .filter(n -> n.address().equals(nodeOf(victim.holder())))
+              .findFirst()
+              .orElseThrow();
+      killed.process().destroyForcibly();
+      killed.process().waitFor();
+
+      RunView ended = awaitEnded(cluster.client, runId, Duration.ofSeconds(400));
+      assertEquals(RunState.SUCCEEDED, ended.state(), ended.toString());
+      assertEquals(0, ended.counts().quarantined(), ended.toString());
+      assertEquals(0, ended.quarantines(), "no item was ever quarantined: " + ended);
+      var histogram = assertOneEffectPerKey(cluster.client, job, accounts, cluster.ledger());
+
+      // the victim's journal: paused holder lost, came back; its next holder killed, taken over
+      List<WorkItem.Event> trail = new ArrayList<>();
+      new ItemAudit(cluster.client.system())
+          .trail(victim.item())
+          .toCompletableFuture()
+          .get(20, TimeUnit.SECONDS)
+          .forEach(entry -> trail.add(entry.event()));
+      assertTrue(
+          trail.stream()
+              .anyMatch(
+                  e ->
+                      e instanceof WorkItem.LateHolderHeard late
+                          && late.workerId().equals(victim.pausedHolder())),
+          "the paused holder spoke: " + trail);
+      assertTrue(
+          trail.stream()
+              .anyMatch(
+                  e ->
+                      e instanceof WorkItem.LeaseGranted granted
+                          && victim.holder().equals(granted.previousOwner())),
+          "the killed holder's lease was taken over: " + trail);
+      assertTrue(
+          trail.stream().noneMatch(WorkItem.ItemQuarantined.class::isInstance), trail.toString());
+      System.out.printf(
+          "PAUSE-THEN-KILL: paused %s, killed %s holding %s (taken over from %s, which spoke"
+              + " when it woke); run %s, counts %s, quarantines %d, takeovers %d, stale %d,"
+              + " effects-per-key %s%n",
+          paused.address(),
+          killed.address(),
+          victim.item().value(),
+          victim.pausedHolder(),
+          ended.state(),
+          ended.counts(),
+          ended.quarantines(),
+          ended.takeovers(),
+          ended.staleRejections(),
+          histogram);
+    }
+  }
+
+  /**
+   * The items that answer within a few seconds (an item whose node is paused does not), asked all
+   * at once: a look must be quicker than a taken-over item's attempt.
+   */
+  static Map<ItemId, ItemView> look(ProcessCluster cluster, List<ItemId> ids) {
+    List<CompletableFuture<WorkItem.Reply>> asks =
+        ids.stream().map(id -> cluster.client.items().get(id).toCompletableFuture()).toList();
+    Map<ItemId, ItemView> seen = new LinkedHashMap<>();
+    for (int i = 0; i < ids.size(); i++) {
+      try {
+        if (asks.get(i).get(5, TimeUnit.SECONDS) instanceof WorkItem.Accepted accepted) {
+          seen.put(ids.get(i), accepted.item());
+        }
+      } catch (Exception unanswered) {
+        // not now
+      }
+    }
+    return seen;
+  }
+
+  /** The leased items of {@code node}'s workers, with their holders. */
+  static Map<ItemId, String> heldBy(Map<ItemId, ItemView> items, String node) {
+    Map<ItemId, String> held = new LinkedHashMap<>();
+    items.forEach(
+        (id, item) -> {
+          if (item.status() == WorkItem.Status.LEASED && nodeOf(item.owner()).equals(node)) {
+            held.put(id, item.owner());
+          }
+        });
+    return held;
+  }
+
+  /** What one look at the items found: a victim, or why there is none yet. */
+  record Search(Victim victim, String seen) {
+    @Override
+    public String toString() {
+      return seen;
+    }
+  }
+
+  /**
+   * An item still LEASED by a worker of another node that took it over from a worker of {@code
+   * pausedNode}, where that paused worker has spoken since its lease lapsed (its journal says so).
+   */
+  static Search victim(
+      ProcessCluster cluster, String job, List<AccountCursor> accounts, String pausedNode) {
+    int takenOver = 0;
+    int heard = 0;
+    List<ItemId> ids =
+        accounts.stream().map(a -> ItemId.of(job, DATE, a.accountId(), a.cursor())).toList();
+    Map<ItemId, ItemView> items = look(cluster, ids);
+    ItemAudit audit = new ItemAudit(cluster.client.system());
+    for (Map.Entry<ItemId, ItemView> entry : items.entrySet()) {
+      ItemView item = entry.getValue();
+      if (item.status() != WorkItem.Status.LEASED
+          || item.attempt() < 2
+          || nodeOf(item.owner()).equals(pausedNode)) {
+        continue;
+      }
+      String pausedHolder = null;
+      boolean spoke = false;
+      List<ItemAudit.Entry> trail;
+      try {
+        trail = audit.trail(entry.getKey()).toCompletableFuture().get(20, TimeUnit.SECONDS);
+      } catch (Exception e) {
+        continue;
+      }
+      for (ItemAudit.Entry event : trail) {
+        if (event.event() instanceof WorkItem.LeaseGranted granted
+            && granted.workerId().equals(item.owner())
+            && granted.previousOwner() != null
+            && nodeOf(granted.previousOwner()).equals(pausedNode)) {
+          pausedHolder = granted.previousOwner();
+        }
+        if (event.event() instanceof WorkItem.LateHolderHeard late
+            && late.workerId().equals(pausedHolder)) {
+          spoke = true;
+        }
+      }
+      takenOver += pausedHolder != null ? 1 : 0;
+      heard += spoke ? 1 : 0;
+      if (pausedHolder != null && spoke) {
+        return new Search(new Victim(entry.getKey(), item.owner(), pausedHolder), "found");
+      }
+    }
+    return new Search(
+        null,
+        items.size()
+            + " items answered; leased ones taken over from the paused node: "
+            + takenOver
+            + ", of which its holder spoke: "
+            + heard);
+  }
+}
