@@ -203,12 +203,18 @@ class ClockSkewProcessTest {
           () -> assertEquals(List.of(), wrongEffects, "effects at the provider"),
           () -> assertEquals(Map.of(), interleaved, "A, B, A writers per persistence id"),
           () ->
+              // a row's database time comes after its writer's time by the write's latency,
+              // which a loaded machine stretches to seconds: the median tells the skew, and no
+              // row is far off it
               assertTrue(
-                  skewedWriters.stream()
-                      .allMatch(
-                          ahead ->
-                              ahead.compareTo(SKEW.minusSeconds(1)) > 0
-                                  && ahead.compareTo(SKEW.plusSeconds(3)) < 0),
+                  !skewedWriters.isEmpty()
+                      && median(skewedWriters).compareTo(SKEW.minusSeconds(1)) > 0
+                      && median(skewedWriters).compareTo(SKEW.plusSeconds(1)) < 0
+                      && skewedWriters.stream()
+                          .allMatch(
+                              ahead ->
+                                  ahead.compareTo(SKEW.minusSeconds(10)) > 0
+                                      && ahead.compareTo(SKEW.plusSeconds(3)) < 0),
                   "faketime moved the skewed node's clock by " + SKEW + ": " + skewedWriters),
           () -> assertTrue(!skewedWriters.isEmpty(), "the skewed node hosted items"),
           // docs/cluster.md, "Whose clock decides a lease": one clock never ends a lease early
@@ -354,5 +360,10 @@ class ClockSkewProcessTest {
       }
     }
     return ends;
+  }
+
+  private static Duration median(List<Duration> durations) {
+    List<Duration> sorted = durations.stream().sorted().toList();
+    return sorted.get(sorted.size() / 2);
   }
 }
