@@ -7,6 +7,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -21,12 +22,19 @@ import javax.sql.DataSource;
  */
 public final class EndedRuns {
 
-  /** A filed run: what the coordinator knew, and its counters from the journal. */
-  public record Filed(RunRecord record, RunSignals signals) {
+  /**
+   * A filed run: what the coordinator knew, its counters from the journal, and where retention
+   * archived it ({@code archive}: null until the archive was complete).
+   */
+  public record Filed(RunRecord record, RunSignals signals, RunArchive archive) {
     public RunView view() {
-      return RunView.of(record, null, signals);
+      return RunView.of(record, null, signals, archive);
     }
   }
+
+  private static final String COLUMNS =
+      "record, signals, archive_file, archive_sha256, archive_bytes, archive_items,"
+          + " archive_events, archive_node, archived_at, pruned_at, rows_deleted";
 
   private final DataSource dataSource;
   private final ObjectMapper json;
@@ -75,7 +83,7 @@ public final class EndedRuns {
 
   public Optional<Filed> find(String runId) {
     List<Filed> found =
-        query("SELECT record, signals FROM run_record WHERE run_id = ?", List.of(runId));
+        query("SELECT " + COLUMNS + " FROM run_record WHERE run_id = ?", List.of(runId));
     return found.stream().findFirst();
   }
 
@@ -84,7 +92,7 @@ public final class EndedRuns {
    * (the caller asks for more than a page when it merges other runs in).
    */
   public List<Filed> page(RunFilter filter, int limit) {
-    StringBuilder sql = new StringBuilder("SELECT record, signals FROM run_record WHERE 1 = 1");
+    StringBuilder sql = new StringBuilder("SELECT " + COLUMNS + " FROM run_record WHERE 1 = 1");
     List<Object> params = new ArrayList<>();
     if (!filter.states().isEmpty()) {
       sql.append(" AND state IN (")
@@ -143,6 +151,120 @@ public final class EndedRuns {
     }
   }
 
+  /** The archive columns of a row of {@link #COLUMNS}: null until the archive was complete. */
+  private static RunArchive archive(ResultSet rs) throws SQLException {
+    Timestamp archivedAt = rs.getTimestamp(9);
+    if (archivedAt == null) {
+      return null;
+    }
+    Timestamp prunedAt = rs.getTimestamp(10);
+    return new RunArchive(
+        rs.getString(3),
+        rs.getString(4),
+        rs.getLong(5),
+        rs.getLong(6),
+        rs.getLong(7),
+        rs.getString(8),
+        archivedAt.toInstant(),
+        prunedAt == null ? null : prunedAt.toInstant(),
+        rs.getLong(11));
+  }
+
+  // --- retention (docs/design.md, "Retention and the archive") ---------------------------------
+
+  /**
+   * Up to {@code limit} filed runs that ended before {@code cutoff} and are not pruned yet, oldest
+   * end first, after {@code after} (the last one of the previous page; null: from the start). A run
+   * filed here may be held by the coordinator again (resumed): only its claim tells.
+   */
+  public List<Filed> endedBefore(Instant cutoff, Filed after, int limit) {
+    StringBuilder sql =
+        new StringBuilder(
+            "SELECT " + COLUMNS + " FROM run_record WHERE ended_at < ? AND pruned_at IS NULL");
+    List<Object> params = new ArrayList<>();
+    params.add(Timestamp.from(cutoff));
+    if (after != null) {
+      Timestamp at = Timestamp.from(after.record().endedAt());
+      sql.append(" AND (ended_at > ? OR (ended_at = ? AND run_id > ?))");
+      params.add(at);
+      params.add(at);
+      params.add(after.record().runId());
+    }
+    sql.append(" ORDER BY ended_at, run_id LIMIT ?");
+    params.add(limit);
+    return query(sql.toString(), params);
+  }
+
+  /**
+   * Makes {@code writer} the one retention pass that may mark the run archived (the last to ask
+   * wins); false once the run is archived.
+   */
+  public boolean claimArchiveWriter(String runId, String writer) {
+    return update(
+            "UPDATE run_record SET archive_writer = ? WHERE run_id = ? AND archived_at IS NULL",
+            List.of(writer, runId))
+        == 1;
+  }
+
+  /** Whether {@code writer} is still the pass that may mark the run archived. */
+  public boolean isArchiveWriter(String runId, String writer) {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT 1 FROM run_record WHERE run_id = ? AND archive_writer = ?"
+                    + " AND archived_at IS NULL")) {
+      ps.setString(1, runId);
+      ps.setString(2, writer);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next();
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not read run " + runId + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Records that the run's archive is complete on disk, if {@code writer} still holds the claim and
+   * nobody marked it before; from then on its rows may be deleted. False: another pass won.
+   */
+  public boolean markArchived(String runId, String writer, RunArchive archive) {
+    return update(
+            "UPDATE run_record SET archive_file = ?, archive_sha256 = ?, archive_bytes = ?,"
+                + " archive_items = ?, archive_events = ?, archive_node = ?, archived_at = ?"
+                + " WHERE run_id = ? AND archive_writer = ? AND archived_at IS NULL",
+            List.of(
+                archive.file(),
+                archive.sha256(),
+                archive.bytes(),
+                archive.items(),
+                archive.events(),
+                archive.node(),
+                Timestamp.from(archive.archivedAt()),
+                runId,
+                writer))
+        == 1;
+  }
+
+  /** Every row of the run is deleted: its record is now the run's tombstone. */
+  public void markPruned(String runId, Instant at) {
+    update(
+        "UPDATE run_record SET pruned_at = ? WHERE run_id = ? AND archived_at IS NOT NULL"
+            + " AND pruned_at IS NULL",
+        List.of(Timestamp.from(at), runId));
+  }
+
+  private int update(String sql, List<?> params) {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      for (int i = 0; i < params.size(); i++) {
+        ps.setObject(i + 1, params.get(i));
+      }
+      return ps.executeUpdate();
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not update ended runs: " + e.getMessage(), e);
+    }
+  }
+
   private List<Filed> query(String sql, List<?> params) {
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(sql)) {
@@ -155,7 +277,8 @@ public final class EndedRuns {
           found.add(
               new Filed(
                   json.readValue(rs.getString(1), RunRecord.class),
-                  json.readValue(rs.getString(2), RunSignals.class)));
+                  json.readValue(rs.getString(2), RunSignals.class),
+                  archive(rs)));
         }
       }
       return found;
