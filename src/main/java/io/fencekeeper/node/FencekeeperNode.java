@@ -2,6 +2,7 @@ package io.fencekeeper.node;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigValueFactory;
+import io.fencekeeper.archive.RetentionSettings;
 import io.fencekeeper.dispatch.DispatchAgent;
 import io.fencekeeper.dispatch.NodeDispatcher;
 import io.fencekeeper.item.ItemGateway;
@@ -84,6 +85,8 @@ public final class FencekeeperNode implements AutoCloseable {
   private final ScheduleKeeper schedules;
   private final Map<String, ProviderFactory.Started> providers;
   private final ProviderBudgets budgets;
+  private final EndedRuns ended;
+  private final RetentionSettings retention;
 
   private FencekeeperNode(
       ActorSystem<Void> system,
@@ -96,7 +99,9 @@ public final class FencekeeperNode implements AutoCloseable {
       RunItemStore runItems,
       ScheduleKeeper schedules,
       Map<String, ProviderFactory.Started> providers,
-      ProviderBudgets budgets) {
+      ProviderBudgets budgets,
+      EndedRuns ended,
+      RetentionSettings retention) {
     this.system = system;
     this.settings = settings;
     this.database = database;
@@ -108,6 +113,8 @@ public final class FencekeeperNode implements AutoCloseable {
     this.schedules = schedules;
     this.providers = providers;
     this.budgets = budgets;
+    this.ended = ended;
+    this.retention = retention;
   }
 
   /** How to start a node; tests replace the clock, the provider or the item gateway. */
@@ -180,6 +187,8 @@ public final class FencekeeperNode implements AutoCloseable {
   private static FencekeeperNode start(Builder b) {
     NodeSettings settings = NodeSettings.from(b.config);
     RemotingExposure.check(b.config);
+    // a retention that cannot work is refused before anything starts, not a year later
+    RetentionSettings retention = RetentionSettings.from(b.config).checkArchiveDir();
     JournalDatabase database = migratedJournal(settings);
     ActorSystem<Void> system =
         startActorSystem(
@@ -271,7 +280,9 @@ public final class FencekeeperNode implements AutoCloseable {
         runItems,
         schedules,
         providers,
-        new ProviderBudgets(system, keeper, pools, Duration.ofSeconds(10)));
+        new ProviderBudgets(system, keeper, pools, Duration.ofSeconds(10)),
+        ended,
+        retention);
   }
 
   /** How long an offer outlives its lease before the dispatcher hands the item out again. */
@@ -552,6 +563,16 @@ public final class FencekeeperNode implements AutoCloseable {
   public Optional<SimProviderServer> simProvider() {
     return Optional.ofNullable(providers.get(ProviderName.DEFAULT))
         .flatMap(ProviderFactory.Started::sim);
+  }
+
+  /** The ended runs filed in {@code run_record}: their records, tombstones and archives. */
+  public EndedRuns endedRuns() {
+    return ended;
+  }
+
+  /** {@code fencekeeper.retention}, checked at start (its archive directory is writable). */
+  public RetentionSettings retention() {
+    return retention;
   }
 
   /** The providers' budgets: the keeper's view, an operator's change, this node's permits. */

@@ -11,8 +11,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The package layers of docs/design.md ("Code map"): item ← provider ← worker ← dispatch ← run ←
- * node ← api ← cli, with bench beside api, and the root package and journal beneath them all. A
- * lower layer that needs something from a higher one gets it passed in; it never imports it.
+ * archive ← node ← api ← cli, with bench beside api, and the root package and journal beneath them
+ * all. A lower layer that needs something from a higher one gets it passed in; it never imports it.
  */
 class LayeringTest {
 
@@ -46,6 +46,8 @@ class LayeringTest {
         .definedBy("io.fencekeeper.dispatch..")
         .layer("run")
         .definedBy("io.fencekeeper.run..")
+        .layer("archive")
+        .definedBy("io.fencekeeper.archive..")
         .layer("node")
         .definedBy("io.fencekeeper.node..")
         .layer("api")
@@ -62,20 +64,32 @@ class LayeringTest {
         .mayOnlyBeAccessedByLayers("cli")
         .whereLayer("node")
         .mayOnlyBeAccessedByLayers("api", "bench", "cli")
-        .whereLayer("run")
+        .whereLayer("archive")
         .mayOnlyBeAccessedByLayers("node", "api", "bench", "cli")
+        .whereLayer("run")
+        .mayOnlyBeAccessedByLayers("archive", "node", "api", "bench", "cli")
         .whereLayer("dispatch")
-        .mayOnlyBeAccessedByLayers("run", "node", "api", "bench", "cli")
+        .mayOnlyBeAccessedByLayers("run", "archive", "node", "api", "bench", "cli")
         .whereLayer("worker")
-        .mayOnlyBeAccessedByLayers("dispatch", "run", "node", "api", "bench", "cli")
+        .mayOnlyBeAccessedByLayers("dispatch", "run", "archive", "node", "api", "bench", "cli")
         .whereLayer("provider")
-        .mayOnlyBeAccessedByLayers("worker", "dispatch", "run", "node", "api", "bench", "cli")
+        .mayOnlyBeAccessedByLayers(
+            "worker", "dispatch", "run", "archive", "node", "api", "bench", "cli")
         .whereLayer("item")
         .mayOnlyBeAccessedByLayers(
-            "provider", "worker", "dispatch", "run", "node", "api", "bench", "cli")
+            "provider", "worker", "dispatch", "run", "archive", "node", "api", "bench", "cli")
         .whereLayer("journal")
         .mayOnlyBeAccessedByLayers(
-            "item", "provider", "worker", "dispatch", "run", "node", "api", "bench", "cli")
+            "item",
+            "provider",
+            "worker",
+            "dispatch",
+            "run",
+            "archive",
+            "node",
+            "api",
+            "bench",
+            "cli")
         .check(CLASSES);
   }
 
