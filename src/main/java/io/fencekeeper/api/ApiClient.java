@@ -12,8 +12,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 
 /**
- * A small client of a node's HTTP API for the {@code status}, {@code audit}, {@code report} and
- * {@code run} commands.
+ * A small client of a node's HTTP API for the {@code status}, {@code audit}, {@code report}, {@code
+ * run} and {@code archive prune} commands.
  */
 public final class ApiClient {
 
@@ -74,6 +74,21 @@ public final class ApiClient {
       request.header("Authorization", "Bearer " + token);
     }
     return http.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
+  }
+
+  /** A {@code POST} of a JSON body. */
+  public Answer post(String path, String json) throws IOException, InterruptedException {
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(URI.create(base + path))
+            .timeout(Duration.ofSeconds(30))
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(json, StandardCharsets.UTF_8));
+    if (!token.isEmpty()) {
+      request.header("Authorization", "Bearer " + token);
+    }
+    HttpResponse<String> response =
+        http.send(request.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+    return new Answer(response.statusCode(), response.body());
   }
 
   public Answer get(String path) throws IOException, InterruptedException {

@@ -36,6 +36,7 @@ public enum ApiEndpoint {
   RUN_EVENTS("GET", "/api/runs/{runId}/events", false),
   RUN_REPORT("GET", "/api/runs/{runId}/report", false),
   CLUSTER("GET", "/api/cluster", false),
+  PRUNE_ARCHIVE("POST", "/api/archive/prune", true),
   WHOAMI("GET", "/api/whoami", false);
 
   private final String method;

@@ -17,6 +17,7 @@ import picocli.CommandLine.Command;
       StatusCommand.class,
       AuditCommand.class,
       ReportCommand.class,
+      ArchiveCommand.class,
       PostgresCommand.class
     })
 public final class Main implements Runnable {
