@@ -10,6 +10,7 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.UUID;
 
 /**
@@ -54,6 +55,28 @@ final class ArchiveFiles {
       return Files.createFile(tmp, ownerOnly);
     }
     return Files.createFile(tmp);
+  }
+
+  /**
+   * Deletes the temporary files a writer that died left (a kill during an archive's writing), once
+   * they are older than {@code age} by the file system's clock: never a published archive. Answers
+   * how many.
+   */
+  static int removeStaleTemporaries(Path dir, Duration age) throws IOException {
+    long before = System.currentTimeMillis() - age.toMillis();
+    int removed = 0;
+    try (var files = Files.list(dir)) {
+      for (Path file : (Iterable<Path>) files::iterator) {
+        String name = file.getFileName().toString();
+        if (name.startsWith(".")
+            && name.endsWith(".tmp")
+            && Files.getLastModifiedTime(file).toMillis() < before
+            && Files.deleteIfExists(file)) {
+          removed++;
+        }
+      }
+    }
+    return removed;
   }
 
   /** Forces a file's bytes to disk. */

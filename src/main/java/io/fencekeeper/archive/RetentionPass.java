@@ -26,6 +26,9 @@ final class RetentionPass {
 
   static final int PAGE = 100;
 
+  /** A temporary archive file this old was left by a pass that died (none writes for an hour). */
+  static final java.time.Duration STALE_TEMPORARY = java.time.Duration.ofHours(1);
+
   /** What a pass did. */
   record Summary(int archived, int finished, int skipped, long rowsDeleted, long bytesArchived) {}
 
@@ -67,7 +70,7 @@ final class RetentionPass {
                   resumed ? PruneDecision.Action.SKIP : PruneDecision.Action.ARCHIVE,
                   resumed
                       ? "the coordinator holds the run: it was resumed"
-                      : "ended " + filed.record().endedAt() + ", before " + cutoff));
+                      : "ended before " + cutoff));
         });
   }
 
@@ -80,6 +83,10 @@ final class RetentionPass {
         cutoff == null
             ? "finishing what an earlier pass began"
             : "runs that ended before " + cutoff);
+    int litter = ArchiveFiles.removeStaleTemporaries(deps.settings().archiveDir(), STALE_TEMPORARY);
+    if (litter > 0) {
+      log.info("retention: removed {} temporary files an interrupted pass left", litter);
+    }
     RunPruning pruning = new RunPruning(deps, cancelled);
     int[] counts = new int[3]; // archived, finished, skipped
     long[] totals = new long[2]; // rows, bytes

@@ -58,12 +58,23 @@ public record RetentionSettings(
     if (text.toLowerCase(Locale.ROOT).equals("off")) {
       return Optional.empty();
     }
+    Duration keep;
     try {
-      return Optional.of(c.getDuration(key));
+      keep = c.getDuration(key);
     } catch (ConfigException.BadValue e) {
       throw new IllegalArgumentException(
           PATH + "." + key + " must be a duration such as 90d or 12h, or off; got '" + text + "'");
     }
+    if (keep.isZero() || keep.isNegative()) {
+      throw new IllegalArgumentException(
+          PATH
+              + "."
+              + key
+              + " must be longer than 0 (or off to keep every run), got '"
+              + text
+              + "'");
+    }
+    return Optional.of(keep);
   }
 
   private static Path archiveDir(String text) {

@@ -110,7 +110,7 @@ final class RunPruning {
     purge.deleteStaging(runId);
     deps.ended().markPruned(runId, deps.clock().instant());
     endClaim(runId);
-    log.info("retention: run {} pruned: {} rows deleted", runId, rows);
+    log.info("retention: run {} pruned: {} rows deleted by this pass", runId, rows);
     return new Outcome(runId, bytes, rows, null);
   }
 

@@ -76,17 +76,20 @@ public final class ScopePurge {
           return new Batch(0, 0, 0, 0);
         }
         String in = "(" + String.join(", ", Collections.nCopies(ids.size(), "?")) + ")";
-        // tags first, counted: the foreign key would cascade them uncounted
+        // the journal's names are quoted: H2's schema has them in lower case (as PostgreSQL folds
+        // them); tags first, counted: the foreign key would cascade them uncounted
         long tags =
             delete(
                 c,
-                "DELETE FROM event_tag WHERE event_id IN"
-                    + " (SELECT ordering FROM event_journal WHERE persistence_id IN "
+                "DELETE FROM \"event_tag\" WHERE \"event_id\" IN (SELECT \"ordering\""
+                    + " FROM \"event_journal\" WHERE \"persistence_id\" IN "
                     + in
                     + ")",
                 ids);
-        long events = delete(c, "DELETE FROM event_journal WHERE persistence_id IN " + in, ids);
-        long snapshots = delete(c, "DELETE FROM snapshot WHERE persistence_id IN " + in, ids);
+        long events =
+            delete(c, "DELETE FROM \"event_journal\" WHERE \"persistence_id\" IN " + in, ids);
+        long snapshots =
+            delete(c, "DELETE FROM \"snapshot\" WHERE \"persistence_id\" IN " + in, ids);
         int items;
         try (PreparedStatement ps =
             c.prepareStatement("DELETE FROM run_item WHERE scope_id = ? AND seq <= ?")) {
