@@ -2,12 +2,15 @@ package io.fencekeeper.archive;
 
 import io.fencekeeper.run.EndedRuns;
 import io.fencekeeper.run.RunCoordinator;
+import io.fencekeeper.run.RunState;
 import io.fencekeeper.run.ScopePurge;
 import java.io.IOException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -46,7 +49,7 @@ final class RetentionPass {
    */
   void plan(Instant cutoff, Consumer<PruneDecision> decision) {
     Set<String> claims = claims();
-    Set<String> held = held();
+    Map<String, RunState> held = held();
     for (String runId : claims) {
       var filed = deps.ended().find(runId);
       decision.accept(
@@ -61,16 +64,18 @@ final class RetentionPass {
         cutoff,
         claims,
         filed -> {
-          boolean resumed = held.contains(filed.record().runId());
+          RunState holds = held.get(filed.record().runId());
           decision.accept(
               new PruneDecision(
                   filed.record().runId(),
                   filed.record().state().name(),
                   filed.record().endedAt(),
-                  resumed ? PruneDecision.Action.SKIP : PruneDecision.Action.ARCHIVE,
-                  resumed
-                      ? "the coordinator holds the run: it was resumed"
-                      : "ended before " + cutoff));
+                  holds != null ? PruneDecision.Action.SKIP : PruneDecision.Action.ARCHIVE,
+                  holds == null
+                      ? "ended before " + cutoff
+                      : holds.ended()
+                          ? "the coordinator is still filing it (it ended a moment ago)"
+                          : "it was resumed and is " + holds + " again"));
         });
   }
 
@@ -182,13 +187,13 @@ final class RetentionPass {
     return new TreeSet<>(claims.runIds());
   }
 
-  /** The runs the coordinator holds: those that have not ended, or were resumed. */
-  private Set<String> held() {
+  /** The runs the coordinator holds (not ended, resumed, or not filed yet), by state. */
+  private Map<String, RunState> held() {
     RunCoordinator.RunList runs =
         CoordinatorCalls.ask(deps.system(), deps.coordinator(), RunCoordinator.ListRuns::new);
-    Set<String> ids = new TreeSet<>();
-    runs.runs().forEach(run -> ids.add(run.runId()));
-    return ids;
+    Map<String, RunState> states = new TreeMap<>();
+    runs.runs().forEach(run -> states.put(run.runId(), run.state()));
+    return states;
   }
 
   /** The decisions of a plan, at most {@code limit} of them kept, and how many there were. */

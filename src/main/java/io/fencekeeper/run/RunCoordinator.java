@@ -897,7 +897,9 @@ public final class RunCoordinator
           .reply(
               cmd.replyTo(),
               new PruningRefused(
-                  runId, "the coordinator holds the run: it was resumed, or is not filed yet"));
+                  runId,
+                  "the coordinator holds the run: it was resumed, or it ended a moment ago and"
+                      + " is not filed yet"));
     }
     if (state.pruning().contains(runId)) {
       return Effect().reply(cmd.replyTo(), new PruningAllowed(runId));
