@@ -140,6 +140,13 @@ public final class BenchCommand implements Callable<Integer> {
   Integer scale;
 
   @Option(
+      names = "--history",
+      description =
+          "history: a node's idle CPU (a live feed open) and GET /api/runs latency with 1 ended"
+              + " run, then with this many")
+  Integer history;
+
+  @Option(
       names = "--set",
       description = "configuration override for the node, key=value (repeatable)")
   Map<String, String> configOverrides = new LinkedHashMap<>();
@@ -163,7 +170,25 @@ public final class BenchCommand implements Callable<Integer> {
     report.put("warmup", warmup);
     List<String> failures = new ArrayList<>();
     try {
-      if (scale != null) {
+      if (history != null) {
+        BenchDatabase db = database(databases.get(0), dir.resolve("history"));
+        out.printf("history: one node, %s, 1 then %d ended runs%n", db.name(), history);
+        printDatabase(out, db);
+        List<HistoryBench.Result> results =
+            HistoryBench.run(db, dir.resolve("history"), history, configOverrides);
+        for (HistoryBench.Result r : results) {
+          out.printf(
+              "  %5d ended runs: idle node cpu %.2f%% of a core (a live feed open, %d s);"
+                  + " GET /api/runs p50 %.1f ms, p99 %.1f ms (%d calls)%n",
+              r.endedRuns(),
+              r.idleCpuPercent(),
+              HistoryBench.IDLE.toSeconds(),
+              r.listP50Millis(),
+              r.listP99Millis(),
+              HistoryBench.LIST_CALLS);
+        }
+        report.put("history", results);
+      } else if (scale != null) {
         BenchDatabase db = database(databases.get(0), dir.resolve("scale"));
         out.printf("scale: %d items on one node, %s, %d workers%n", scale, db.name(), workers);
         printDatabase(out, db);

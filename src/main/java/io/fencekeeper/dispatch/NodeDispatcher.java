@@ -150,6 +150,12 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
     return newReceiveBuilder()
         .onMessage(RequestWork.class, this::onRequestWork)
         .onMessage(Settled.class, this::onSettled)
+        .onMessage(
+            WorkProtocol.SettledAll.class,
+            all -> {
+              all.settled().forEach(this::onSettled);
+              return this;
+            })
         .onMessage(PoolLeaving.class, this::onPoolLeaving)
         .onMessage(Assigned.class, this::onAssigned)
         .onMessage(Hosted.class, this::onHosted)
@@ -335,7 +341,8 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
     boolean arrived = paging.arrived(page.shard());
     paging.loaded(page.shard(), page.rows(), PAGE);
     if (stopping || hosted == null || !hosted.contains(page.shard())) {
-      return this; // the shard left while its page was read: its new host pages it
+      loadMore(); // the shard left while its page was read: its new host pages it
+      return this;
     }
     items.intake(run, page.shard(), page.rows(), arrived).forEach(this::reopen);
     serveDemand();
@@ -498,7 +505,7 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
         demandNow,
         meter.itemsPerSecond(),
         backlogAgeSeconds(deps.clock().instant()),
-        paging.allPaged() && !loading,
+        hosted != null && paging.allPaged() && !loading,
         items.tallies(shard -> hosted != null && hosted.contains(shard)));
   }
 

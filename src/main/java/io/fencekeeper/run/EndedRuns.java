@@ -8,6 +8,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -65,8 +66,8 @@ public final class EndedRuns {
         insert.setString(2, record.request().job());
         insert.setString(3, record.request().businessDate().toString());
         insert.setString(4, record.state().name());
-        insert.setTimestamp(5, Timestamp.from(record.createdAt()));
-        insert.setTimestamp(6, record.endedAt() == null ? null : Timestamp.from(record.endedAt()));
+        insert.setTimestamp(5, inMicros(record.createdAt()));
+        insert.setTimestamp(6, record.endedAt() == null ? null : inMicros(record.endedAt()));
         insert.setString(7, json.writeValueAsString(record));
         insert.setString(8, json.writeValueAsString(signals));
         insert.executeUpdate();
@@ -114,7 +115,7 @@ public final class EndedRuns {
     }
     if (filter.after() != null) {
       sql.append(" AND (created_at < ? OR (created_at = ? AND run_id > ?))");
-      Timestamp at = Timestamp.from(filter.after().createdAt());
+      Timestamp at = inMicros(filter.after().createdAt());
       params.add(at);
       params.add(at);
       params.add(filter.after().runId());
@@ -122,6 +123,17 @@ public final class EndedRuns {
     sql.append(" ORDER BY created_at DESC, run_id ASC LIMIT ?");
     params.add(limit);
     return query(sql.toString(), params);
+  }
+
+  /**
+   * A time as {@code created_at} and {@code ended_at} hold it: in microseconds, cut here rather
+   * than by the database. A node's clock gives nanoseconds and the columns keep microseconds: on H2
+   * a run whose stored time came out below its own cursor (the same instant, in nanoseconds) was
+   * listed again on every next page (EndedRunsTest); retention pages by {@code ended_at} the same
+   * way.
+   */
+  private static Timestamp inMicros(Instant at) {
+    return Timestamp.from(at.truncatedTo(ChronoUnit.MICROS));
   }
 
   /** Counters that grew after the run was filed (a late holder refused, say). */
@@ -184,7 +196,7 @@ public final class EndedRuns {
     List<Object> params = new ArrayList<>();
     params.add(Timestamp.from(cutoff));
     if (after != null) {
-      Timestamp at = Timestamp.from(after.record().endedAt());
+      Timestamp at = inMicros(after.record().endedAt());
       sql.append(" AND (ended_at > ? OR (ended_at = ? AND run_id > ?))");
       params.add(at);
       params.add(at);

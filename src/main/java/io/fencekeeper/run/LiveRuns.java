@@ -59,6 +59,8 @@ final class LiveRuns {
   private final Map<String, ActorRef<ToAgent>> agents = new TreeMap<>();
   private final Map<String, NodeView> nodes = new HashMap<>();
   private final Map<String, Long> pokedAt = new HashMap<>();
+  // nodes told there is no run, since their last run
+  private final Set<String> toldIdle = new HashSet<>();
   private final long bornNanos = System.nanoTime();
 
   LiveRuns(
@@ -367,8 +369,17 @@ final class LiveRuns {
       }
     }
     byNode.forEach(
-        (node, assignments) ->
-            agents.get(node).tell(new DispatchProtocol.Assignments(assignments, reportTo)));
+        (node, assignments) -> {
+          // an idle cluster exchanges nothing: a node hears "no runs" once, after its last run
+          if (!assignments.isEmpty() || !toldIdle.contains(node)) {
+            agents.get(node).tell(new DispatchProtocol.Assignments(assignments, reportTo));
+          }
+          if (assignments.isEmpty()) {
+            toldIdle.add(node);
+          } else {
+            toldIdle.remove(node);
+          }
+        });
   }
 
   /**

@@ -29,8 +29,8 @@ import org.slf4j.LoggerFactory;
  * and discards the old scope. The caller says how long it waits ({@code patience}); past that it is
  * told the run is STAGING, and a later create answers the created run.
  *
- * <p>Reads in order: look the run up → join a live staging, or claim the run → stage the scope with
- * a heartbeat → confirm the claim → ask the coordinator → clear the row.
+ * <p>Reads in order: look at the staging row, then the run → join a live staging, or claim the run
+ * → stage the scope with a heartbeat → confirm the claim → ask the coordinator → clear the row.
  */
 final class RunStaging {
 
@@ -82,16 +82,27 @@ final class RunStaging {
    * before that would cut the client's upload off.
    */
   CompletionStage<CreateOutcome> create(RunRequest request, InputStream upload, Duration patience) {
-    return coordinator
-        .get(request.runId())
+    return look(request, upload, patience);
+  }
+
+  /**
+   * The staging row first, then the coordinator: a staging that ends has the coordinator know the
+   * run before it removes its row, so a row found gone means the run is known if it was created.
+   * Asked the other way round, a staging that ended between the two looks showed neither, and a
+   * second copy of a run that exists was staged (RunStagingTest).
+   */
+  private CompletionStage<CreateOutcome> look(
+      RunRequest request, InputStream upload, Duration patience) {
+    return CompletableFuture.supplyAsync(() -> table.find(request.runId()), staging)
         .thenCompose(
-            existing -> {
-              if (existing.isPresent()) {
-                return compareWithExisting(request, upload);
-              }
-              return CompletableFuture.supplyAsync(() -> table.find(request.runId()), staging)
-                  .thenCompose(row -> stageOrJoin(request, upload, row, patience));
-            });
+            row ->
+                coordinator
+                    .get(request.runId())
+                    .thenCompose(
+                        existing ->
+                            existing.isPresent()
+                                ? compareWithExisting(request, upload)
+                                : stageOrJoin(request, upload, row, patience)));
   }
 
   /**
@@ -145,8 +156,7 @@ final class RunStaging {
             claimed -> {
               if (!claimed) {
                 // another node claimed it between our read and our write: look again
-                return CompletableFuture.supplyAsync(() -> table.find(request.runId()), staging)
-                    .thenCompose(again -> stageOrJoin(request, upload, again, patience));
+                return look(request, upload, patience);
               }
               if (row.isPresent()) {
                 String abandoned = row.get().scopeId();
@@ -179,53 +189,49 @@ final class RunStaging {
 
   private CompletionStage<CreateOutcome> awaitOther(
       RunRequest request, ScopeSummary uploaded, long deadline) {
-    return coordinator
-        .get(request.runId())
+    // the row first, then the coordinator (see look)
+    return CompletableFuture.supplyAsync(() -> table.find(request.runId()), staging)
         .thenCompose(
-            known -> {
-              if (known.isPresent()) {
-                if (uploaded != null) {
-                  return coordinator
-                      .create(request, null, uploaded)
-                      .thenApply(CreateOutcome.Answered::new);
-                }
-                return compareWithExisting(request, null);
-              }
-              return CompletableFuture.supplyAsync(() -> table.find(request.runId()), staging)
-                  .thenCompose(
-                      row -> {
-                        if (row.isEmpty() || !StagingRows.isLive(row.get())) {
-                          if (uploaded != null) {
-                            // this body is read (digest only): it cannot be staged any more
-                            return CompletableFuture.completedFuture(
-                                new CreateOutcome.Answered(
-                                    new RunCoordinator.Conflict(
-                                        "run "
-                                            + request.runId()
-                                            + ": the staging this upload waited for ended"
-                                            + " without a run"
-                                            + row.map(
-                                                    r ->
-                                                        " ("
-                                                            + StagingRows.view(r).endReason()
-                                                            + ")")
-                                                .orElse("")
-                                            + "; upload again",
-                                        null)));
-                          }
-                          return stageOrJoin(
-                              request,
-                              null,
-                              row,
-                              Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
-                        }
-                        if (System.nanoTime() >= deadline) {
-                          return CompletableFuture.completedFuture(
-                              new CreateOutcome.StillStaging(StagingRows.view(row.get())));
-                        }
-                        return later(() -> awaitOther(request, uploaded, deadline));
-                      });
-            });
+            row ->
+                coordinator
+                    .get(request.runId())
+                    .thenCompose(known -> afterLook(request, uploaded, deadline, row, known)));
+  }
+
+  /** What a create that joined does once it has looked at the staging row and the run. */
+  private CompletionStage<CreateOutcome> afterLook(
+      RunRequest request,
+      ScopeSummary uploaded,
+      long deadline,
+      Optional<StagingTable.Row> row,
+      Optional<RunView> known) {
+    if (known.isPresent()) {
+      if (uploaded != null) {
+        return coordinator.create(request, null, uploaded).thenApply(CreateOutcome.Answered::new);
+      }
+      return compareWithExisting(request, null);
+    }
+    if (row.isEmpty() || !StagingRows.isLive(row.get())) {
+      if (uploaded != null) {
+        // this body is read (digest only): it cannot be staged any more
+        return CompletableFuture.completedFuture(
+            new CreateOutcome.Answered(
+                new RunCoordinator.Conflict(
+                    "run "
+                        + request.runId()
+                        + ": the staging this upload waited for ended without a run"
+                        + row.map(r -> " (" + StagingRows.view(r).endReason() + ")").orElse("")
+                        + "; upload again",
+                    null)));
+      }
+      return stageOrJoin(
+          request, null, row, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+    }
+    if (System.nanoTime() >= deadline) {
+      return CompletableFuture.completedFuture(
+          new CreateOutcome.StillStaging(StagingRows.view(row.get())));
+    }
+    return later(() -> awaitOther(request, uploaded, deadline));
   }
 
   /** One staging of one claim, answered within the caller's patience or as STAGING. */

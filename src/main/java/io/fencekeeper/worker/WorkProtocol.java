@@ -70,6 +70,12 @@ public final class WorkProtocol {
   public record Settled(int seq, AttemptResult result) implements ToDispatcher {}
 
   /**
+   * The endings of a pool's attempts at items it stole from another node's dispatcher, sent
+   * together (at most a few times a second) rather than one message each across the network.
+   */
+  public record SettledAll(List<Settled> settled) implements ToDispatcher {}
+
+  /**
    * One item handed to a pool: {@code seq} is its place in the run's scope; {@code provider} the
    * run's provider (null: the default one).
    */

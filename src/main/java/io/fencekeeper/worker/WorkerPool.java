@@ -25,6 +25,7 @@ import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
+import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
 import org.apache.pekko.actor.typed.receptionist.ServiceKey;
 
@@ -62,6 +63,8 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
 
   private record Recount() implements Command {}
 
+  private record SendSettled() implements Command {}
+
   /** Take no more work, end the attempts in flight; {@code replyTo} hears when none is left. */
   public record Leave(ActorRef<Done> replyTo) implements Command {}
 
@@ -86,12 +89,15 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
             Behaviors.withTimers(
                 timers -> {
                   timers.startTimerWithFixedDelay(new Recount(), RECOUNT_EVERY);
-                  return new WorkerPool(context, capacity, nodeName, attempts, local);
+                  return new WorkerPool(context, timers, capacity, nodeName, attempts, local);
                 }));
   }
 
   /** How often a pool asks again a dispatcher that was dry, and looks for work to steal. */
   static final Duration RECOUNT_EVERY = Duration.ofMillis(500);
+
+  /** How often the endings of stolen items go back to their dispatchers, together. */
+  static final Duration SEND_SETTLED_EVERY = Duration.ofMillis(250);
 
   /** A dispatcher elsewhere that had nothing to give is asked at most this rarely. */
   static final Duration STEAL_BACKOFF_MAX = Duration.ofSeconds(8);
@@ -107,20 +113,25 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
   // dispatchers elsewhere: when each may be asked for a steal next, its back-off, and how many
   // items an unanswered steal asked it for
   private final Map<ActorRef<ToDispatcher>, long[]> stealAt = new HashMap<>();
+  // endings of stolen items not yet sent to their dispatchers on other nodes
+  private final Map<ActorRef<ToDispatcher>, List<Settled>> unsent = new HashMap<>();
   private int inFlight;
   // read by the attempts before every provider call, from other threads
   private final AtomicBoolean leaving = new AtomicBoolean();
   private final List<ActorRef<Done>> leaveAnswers = new ArrayList<>();
   private final Clock clock;
   private final Predicate<ActorRef<?>> local;
+  private final TimerScheduler<Command> timers;
 
   private WorkerPool(
       ActorContext<Command> context,
+      TimerScheduler<Command> timers,
       int capacity,
       String nodeName,
       Map<String, ItemAttempt.Context> attempts,
       Predicate<ActorRef<?>> local) {
     super(context);
+    this.timers = timers;
     this.local = local;
     this.capacity = capacity;
     this.nodeName = nodeName;
@@ -154,6 +165,12 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
               requestWork();
               return this;
             })
+        .onMessage(
+            SendSettled.class,
+            send -> {
+              sendSettled();
+              return this;
+            })
         .build();
   }
 
@@ -179,6 +196,7 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
 
   private void answerLeaveWhenIdle() {
     if (leaving.get() && inFlight == 0) {
+      sendSettled(); // the node goes away next: nothing it learned may stay behind
       leaveAnswers.forEach(answer -> answer.tell(Done.getInstance()));
       leaveAnswers.clear();
     }
@@ -272,10 +290,23 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
   private Behavior<Command> onAttemptFinished(AttemptFinished finished) {
     inFlight--;
     dryUntil.remove(finished.dispatcher()); // something of it settled: it may have work again
-    finished.dispatcher().tell(new Settled(finished.seq(), finished.result()));
+    Settled settled = new Settled(finished.seq(), finished.result());
+    if (isLocal(finished.dispatcher())) {
+      finished.dispatcher().tell(settled);
+    } else {
+      unsent.computeIfAbsent(finished.dispatcher(), d -> new ArrayList<>()).add(settled);
+      if (!timers.isTimerActive("send-settled")) {
+        timers.startSingleTimer("send-settled", new SendSettled(), SEND_SETTLED_EVERY);
+      }
+    }
     requestWork();
     answerLeaveWhenIdle();
     return this;
+  }
+
+  private void sendSettled() {
+    unsent.forEach((dispatcher, settled) -> dispatcher.tell(new WorkProtocol.SettledAll(settled)));
+    unsent.clear();
   }
 
   private boolean isLocal(ActorRef<?> dispatcher) {
@@ -303,13 +334,18 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
     if (leaving.get()) {
       return;
     }
+    long now = System.nanoTime();
+    for (long[] at : stealAt.values()) {
+      if (at[2] != 0 && at[0] <= now) {
+        at[2] = 0; // no answer within the back-off's limit: lost (its node is gone or cut off)
+      }
+    }
     int outstanding = requested.values().stream().mapToInt(Integer::intValue).sum();
     long stealing = stealAt.values().stream().mapToLong(at -> at[2]).sum();
     int free = (int) (capacity - inFlight - outstanding - stealing);
     if (free <= 0) {
       return;
     }
-    long now = System.nanoTime();
     dryUntil.values().removeIf(until -> until <= now);
     List<ActorRef<ToDispatcher>> idle = new ArrayList<>();
     requested.forEach(
@@ -335,10 +371,10 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
       return; // a local dispatcher holds a request: its items come first
     }
     for (var entry : stealAt.entrySet()) {
+      long[] at = entry.getValue();
       if (free <= 0) {
         break;
       }
-      long[] at = entry.getValue();
       if (at[0] <= now && at[2] == 0) {
         at[0] = now + STEAL_BACKOFF_MAX.toNanos(); // until it answers
         at[2] = free;

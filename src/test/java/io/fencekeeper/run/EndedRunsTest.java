@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.fencekeeper.journal.JournalDatabase;
 import io.fencekeeper.node.FencekeeperNode;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.run.scope.Scope;
@@ -54,6 +53,11 @@ class EndedRunsTest {
   static final Instant T = Instant.parse("2026-11-30T01:00:00Z");
 
   static RunRecord ended(String job, String date, RunState state, int minute) {
+    return ended(job, date, state, T.plusSeconds(60L * minute));
+  }
+
+  /** A run of one item created at {@code created}, ended 30 s later. */
+  static RunRecord ended(String job, String date, RunState state, Instant created) {
     RunRequest request =
         new RunRequest(
             job,
@@ -62,25 +66,21 @@ class EndedRunsTest {
             T.plusSeconds(86_400),
             3,
             0);
-    RunRecord created =
-        RunRecord.created(request, "scope-" + job + date, 1, "digest", T.plusSeconds(60L * minute));
-    return created.ended(state, RunProgress.initial(1), "why", T.plusSeconds(60L * minute + 30));
+    return RunRecord.created(request, "scope-" + job + date, 1, "digest", created)
+        .ended(state, RunProgress.initial(1), "why", created.plusSeconds(30));
+  }
+
+  /** The run tables on an empty database of {@code kind}, migrated. */
+  RunItemStore store(String kind) {
+    return new RunItemStore(
+        TestDatabases.migrated(
+            kind.equals("h2") ? TestDatabases.h2File(dataDir) : TestDatabases.freshPostgres()));
   }
 
   @ParameterizedTest
   @ValueSource(strings = {"h2", "postgresql"})
   void filedRunsReadBackPageAndCount(String kind) {
-    TestDatabases.Target target =
-        kind.equals("h2") ? TestDatabases.h2File(dataDir) : TestDatabases.freshPostgres();
-    JournalDatabase db =
-        new JournalDatabase(
-            kind.equals("h2") ? JournalDatabase.Kind.H2 : JournalDatabase.Kind.POSTGRESQL,
-            target.url(),
-            target.user(),
-            target.password(),
-            2);
-    db.migrate();
-    try (RunItemStore store = new RunItemStore(db)) {
+    try (RunItemStore store = store(kind)) {
       EndedRuns runs = EndedRuns.on(store, json);
       List<RunRecord> filed = new ArrayList<>();
       for (int i = 0; i < 12; i++) {
@@ -147,17 +147,7 @@ class EndedRunsTest {
   @ParameterizedTest
   @ValueSource(strings = {"h2", "postgresql"})
   void retentionPagesTheRunsEndedBeforeACutoffAndMarksEachArchiveOnce(String kind) {
-    TestDatabases.Target target =
-        kind.equals("h2") ? TestDatabases.h2File(dataDir) : TestDatabases.freshPostgres();
-    JournalDatabase db =
-        new JournalDatabase(
-            kind.equals("h2") ? JournalDatabase.Kind.H2 : JournalDatabase.Kind.POSTGRESQL,
-            target.url(),
-            target.user(),
-            target.password(),
-            2);
-    db.migrate();
-    try (RunItemStore store = new RunItemStore(db)) {
+    try (RunItemStore store = store(kind)) {
       EndedRuns runs = EndedRuns.on(store, json);
       List<String> byEnd = new ArrayList<>();
       for (int i = 0; i < 7; i++) {
@@ -174,6 +164,31 @@ class EndedRunsTest {
         after = page.size() < 2 ? null : page.get(page.size() - 1);
       } while (after != null);
       assertEquals(byEnd.subList(0, 5), paged);
+
+      // ended in nanoseconds, kept in microseconds: a page of one starts after its cursor
+      List<String> nanos = new ArrayList<>();
+      for (int i = 0; i < 4; i++) {
+        RunRecord run =
+            ended("nanos", "2026-11-0" + (i + 1), RunState.SUCCEEDED, 0)
+                .ended(
+                    RunState.SUCCEEDED,
+                    RunProgress.initial(1),
+                    "why",
+                    T.plusNanos(123_456_400L + 200L * i));
+        runs.file(run, RunSignals.NONE);
+        nanos.add(run.runId());
+      }
+      List<String> ones = new ArrayList<>();
+      EndedRuns.Filed last = null;
+      for (int page = 0; page < 8; page++) {
+        List<EndedRuns.Filed> one = runs.endedBefore(T.plusSeconds(1), last, 1);
+        if (one.isEmpty()) {
+          break;
+        }
+        ones.add(one.get(0).record().runId());
+        last = one.get(0);
+      }
+      assertEquals(nanos, ones, "each run once, in order");
 
       String runId = byEnd.get(0);
       RunArchive archive =
@@ -196,9 +211,46 @@ class EndedRunsTest {
       assertTrue(pruned.pruned());
       assertEquals(
           byEnd.subList(1, 5),
-          runs.endedBefore(cutoff, null, 10).stream().map(f -> f.record().runId()).toList(),
+          runs.endedBefore(cutoff, null, 20).stream()
+              .map(f -> f.record().runId())
+              .filter(id -> id.startsWith("nightly/"))
+              .toList(),
           "a pruned run is no candidate");
       assertEquals(null, runs.find(byEnd.get(1)).orElseThrow().archive());
+    }
+  }
+
+  /**
+   * A node's clock gives creation times in nanoseconds; both databases keep microseconds. A page
+   * that starts after a run must not show that run again, whichever way its time was cut.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"h2", "postgresql"})
+  void aPageStartsAfterItsCursorWhenCreationTimesCarryNanoseconds(String kind) {
+    try (RunItemStore store = store(kind)) {
+      EndedRuns runs = EndedRuns.on(store, json);
+      List<String> newestFirst = new ArrayList<>();
+      for (int i = 0; i < 4; i++) {
+        // .123456400 and .123456600 s: below and above the half microsecond
+        Instant created = T.plusSeconds(i).plusNanos(i % 2 == 0 ? 123_456_400 : 123_456_600);
+        RunRecord run = ended("nanos", "2026-11-0" + (i + 1), RunState.SUCCEEDED, created);
+        runs.file(run, RunSignals.NONE);
+        newestFirst.add(0, run.runId());
+      }
+
+      List<String> paged = new ArrayList<>();
+      RunFilter.Cursor after = null;
+      for (int page = 0; page < 6; page++) {
+        List<EndedRuns.Filed> one =
+            runs.page(new RunFilter(Set.of(), "nanos", null, null, after, 1), 1);
+        if (one.isEmpty()) {
+          break;
+        }
+        paged.add(one.get(0).record().runId());
+        after = RunFilter.Cursor.of(one.get(0).view());
+      }
+
+      assertEquals(newestFirst, paged);
     }
   }
 }

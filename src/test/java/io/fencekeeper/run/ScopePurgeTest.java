@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.WorkItem;
-import io.fencekeeper.journal.JournalDatabase;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.testing.TestDatabases;
 import java.nio.file.Path;
@@ -44,15 +43,7 @@ class ScopePurgeTest {
       throws Exception {
     TestDatabases.Target target =
         kind.equals("h2") ? TestDatabases.h2File(dataDir) : TestDatabases.freshPostgres();
-    JournalDatabase db =
-        new JournalDatabase(
-            kind.equals("h2") ? JournalDatabase.Kind.H2 : JournalDatabase.Kind.POSTGRESQL,
-            target.url(),
-            target.user(),
-            target.password(),
-            2);
-    db.migrate();
-    try (RunItemStore store = new RunItemStore(db);
+    try (RunItemStore store = new RunItemStore(TestDatabases.migrated(target));
         Connection c =
             DriverManager.getConnection(target.url(), target.user(), target.password())) {
       EndedRuns ended = EndedRuns.on(store, EndedRunsTest.json);

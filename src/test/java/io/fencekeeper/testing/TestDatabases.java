@@ -1,5 +1,6 @@
 package io.fencekeeper.testing;
 
+import io.fencekeeper.journal.JournalDatabase;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -26,6 +27,14 @@ public final class TestDatabases {
     public String toString() {
       return name;
     }
+  }
+
+  /** The journal database of {@code target}, its schema created by the application's migrations. */
+  public static JournalDatabase migrated(Target target) {
+    JournalDatabase db =
+        JournalDatabase.of(Path.of("."), target.url(), target.user(), target.password(), 2);
+    db.migrate();
+    return db;
   }
 
   public static Target h2File(Path directory) {

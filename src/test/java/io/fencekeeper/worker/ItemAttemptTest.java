@@ -1,0 +1,339 @@
+package io.fencekeeper.worker;
+
+import static io.fencekeeper.testing.ScriptedItems.CLAIM;
+import static io.fencekeeper.testing.ScriptedItems.CLAIM_ABANDONED;
+import static io.fencekeeper.testing.ScriptedItems.MARK_AMBIGUOUS;
+import static io.fencekeeper.testing.ScriptedItems.RECORD_EFFECT_AND_COMPLETE;
+import static io.fencekeeper.testing.ScriptedItems.RELEASE;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.fencekeeper.item.ItemGateway;
+import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.WorkItem;
+import io.fencekeeper.item.WorkItem.EffectStatus;
+import io.fencekeeper.item.WorkItem.OutcomeKind;
+import io.fencekeeper.item.WorkItem.Status;
+import io.fencekeeper.provider.Plan;
+import io.fencekeeper.provider.Provider;
+import io.fencekeeper.provider.ProviderError;
+import io.fencekeeper.provider.budget.Permits;
+import io.fencekeeper.testing.ManualClock;
+import io.fencekeeper.testing.ScriptedItems;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * One attempt at one item, in the order docs/design.md ("The worker loop") gives: what the attempt
+ * says to its item (in order) and what it sends the provider (with which key and token), for each
+ * way a claim is answered and each way a provider call ends.
+ */
+class ItemAttemptTest {
+
+  static final ItemId ITEM =
+      ItemId.of("payment-reconciliation", LocalDate.parse("2026-11-29"), "acct-7", "c-1");
+  static final Duration LEASE = Duration.ofSeconds(30);
+  static final long TOKEN = 7;
+
+  static ActorTestKit testKit;
+
+  final ManualClock clock = ManualClock.at("2026-11-30T02:00:00Z");
+  final ScriptedItems items = new ScriptedItems();
+  final ScriptedProvider provider = new ScriptedProvider();
+
+  @BeforeAll
+  static void start() {
+    testKit = ActorTestKit.create();
+  }
+
+  @AfterAll
+  static void stop() {
+    testKit.shutdownTestKit();
+  }
+
+  /** What every attempt of a pool shares: these items and provider, back-offs of 1-2 ms. */
+  static ItemAttempt.Context context(
+      ItemGateway items, Provider provider, Clock clock, ActorSystem<?> system) {
+    return new ItemAttempt.Context(
+        items,
+        provider,
+        clock,
+        system.scheduler(),
+        system.executionContext(),
+        new Backoff(Duration.ofMillis(1), Duration.ofMillis(2)),
+        ItemAttempt.AttemptListener.NONE,
+        Permits.UNLIMITED);
+  }
+
+  AttemptResult attempt(BooleanSupplier leaving) throws Exception {
+    return new ItemAttempt(
+            context(items, provider, clock, testKit.system()), ITEM, "node-1/w1", LEASE, 3, leaving)
+        .run()
+        .toCompletableFuture()
+        .get(10, TimeUnit.SECONDS);
+  }
+
+  AttemptResult attempt() throws Exception {
+    return attempt(() -> false);
+  }
+
+  void claimAnswers(WorkItem.Reply reply) {
+    items.answerNow(CLAIM, item -> reply);
+  }
+
+  ScriptedItems.Recorded recorded() {
+    return (ScriptedItems.Recorded)
+        items.commands().stream()
+            .filter(c -> c.name().equals(RECORD_EFFECT_AND_COMPLETE))
+            .findFirst()
+            .orElseThrow()
+            .detail();
+  }
+
+  @Test
+  void aCleanClaimIsPlannedAppliedWithTheItemsKeyAndTokenThenRecordedWithTheCompletion()
+      throws Exception {
+    claimAnswers(ScriptedItems.claimed(ITEM, TOKEN, EffectStatus.NONE));
+
+    assertInstanceOf(AttemptResult.Done.class, attempt());
+
+    assertEquals(List.of("plan", "apply"), provider.operations());
+    ScriptedProvider.Call apply = provider.calls().get(1);
+    assertEquals(ITEM.idempotencyKey(), apply.key(), "the item's key, never the attempt's");
+    assertEquals(TOKEN, apply.token(), "the claim's fencing token");
+    assertEquals(List.of(CLAIM, RECORD_EFFECT_AND_COMPLETE), items.names());
+    assertEquals(TOKEN, items.commands().get(1).token());
+    assertEquals(OutcomeKind.APPLIED, recorded().outcome().kind());
+    assertEquals("eff-1", recorded().outcome().providerReference());
+    assertEquals(0, recorded().throttles());
+  }
+
+  @Test
+  void aPlanWithNothingToDoIsRecordedAndNeverApplied() throws Exception {
+    claimAnswers(ScriptedItems.claimed(ITEM, TOKEN, EffectStatus.NONE));
+    provider.plans(() -> CompletableFuture.completedFuture(Plan.nothing("balanced")));
+
+    assertInstanceOf(AttemptResult.Done.class, attempt());
+
+    assertEquals(List.of("plan"), provider.operations());
+    assertEquals(OutcomeKind.NOTHING_TO_DO, recorded().outcome().kind());
+  }
+
+  @Test
+  void anAmbiguousEffectIsLookedUpFirstAndWhatTheLookupFindsIsRecordedNotApplied()
+      throws Exception {
+    claimAnswers(ScriptedItems.claimed(ITEM, TOKEN, EffectStatus.AMBIGUOUS));
+    provider.looksUp(
+        () -> CompletableFuture.completedFuture(Optional.of(ScriptedProvider.receipt(ITEM, "e9"))));
+
+    assertInstanceOf(AttemptResult.Done.class, attempt());
+
+    assertEquals(List.of("lookup"), provider.operations(), "never planned, never applied");
+    assertEquals(ITEM.idempotencyKey(), provider.calls().get(0).key());
+    assertEquals(List.of(CLAIM, RECORD_EFFECT_AND_COMPLETE), items.names());
+    assertEquals(OutcomeKind.FOUND_BY_LOOKUP, recorded().outcome().kind());
+    assertEquals("e9", recorded().outcome().providerReference());
+  }
+
+  @Test
+  void anAmbiguousEffectTheLookupDoesNotFindIsPlannedAndAppliedUnderTheSameKey() throws Exception {
+    claimAnswers(ScriptedItems.claimed(ITEM, TOKEN, EffectStatus.AMBIGUOUS));
+
+    assertInstanceOf(AttemptResult.Done.class, attempt());
+
+    assertEquals(List.of("lookup", "plan", "apply"), provider.operations());
+    assertEquals(ITEM.idempotencyKey(), provider.calls().get(2).key());
+    assertEquals(TOKEN, provider.calls().get(2).token());
+    assertEquals(OutcomeKind.APPLIED, recorded().outcome().kind());
+  }
+
+  @Test
+  void aRecordedEffectIsOnlyCompleted() throws Exception {
+    claimAnswers(ScriptedItems.claimed(ITEM, TOKEN, EffectStatus.RECORDED));
+
+    assertInstanceOf(AttemptResult.Done.class, attempt());
+
+    assertEquals(List.of(), provider.operations(), "the provider is not called again");
+    assertEquals(List.of(CLAIM, ScriptedItems.COMPLETE), items.names());
+    assertEquals(TOKEN, items.commands().get(1).token());
+  }
+
+  @Test
+  void aRefusedClaimEndsTheAttemptAsTheOneMappingSaysWithoutCallingTheProvider() throws Exception {
+    Instant expiry = Instant.parse("2026-11-30T02:00:20Z");
+    Instant retryAt = Instant.parse("2026-11-30T02:05:00Z");
+    List<WorkItem.Reply> refusals =
+        List.of(
+            new WorkItem.LeaseHeld("node-2/w3", expiry, 4),
+            new WorkItem.NotClaimable(Status.DONE, null, null),
+            new WorkItem.NotClaimable(Status.FAILED, "attempts used up", null),
+            new WorkItem.NotClaimable(Status.CLOSED, "deadline", null),
+            new WorkItem.NotClaimable(Status.QUARANTINED, "holder lost 2 times in a row", null),
+            new WorkItem.NotClaimable(Status.PENDING, "backing off", retryAt),
+            new WorkItem.NotClaimable(Status.PENDING, "backing off", null));
+    List<AttemptResult> expected =
+        List.of(
+            new AttemptResult.Held(expiry),
+            new AttemptResult.Done(),
+            new AttemptResult.Failed("attempts used up"),
+            new AttemptResult.Closed(),
+            new AttemptResult.Quarantined("holder lost 2 times in a row"),
+            new AttemptResult.RetryAt(retryAt),
+            new AttemptResult.RetryAt(clock.instant()));
+
+    for (int i = 0; i < refusals.size(); i++) {
+      claimAnswers(refusals.get(i));
+      assertEquals(expected.get(i), attempt(), "claim answered " + refusals.get(i));
+      assertEquals(
+          expected.get(i),
+          AttemptResult.ofClaimAnswer(refusals.get(i), clock.instant()),
+          "the lease API's claim-next maps it the same way");
+    }
+
+    assertEquals(List.of(), provider.operations());
+    assertTrue(items.names().stream().allMatch(CLAIM::equals), items.names().toString());
+  }
+
+  @Test
+  void aClaimWithoutAnAnswerIsGivenBackAndEndsUnanswered() throws Exception {
+    items.answer(
+        CLAIM, item -> CompletableFuture.failedFuture(new TimeoutException("no answer in 2 s")));
+
+    AttemptResult result = attempt();
+
+    assertInstanceOf(AttemptResult.Unanswered.class, result);
+    assertEquals(List.of(CLAIM, CLAIM_ABANDONED), items.names());
+    assertEquals(List.of(), provider.operations());
+  }
+
+  @Test
+  void anApplyThatTimesOutAfterTheSendIsMarkedAmbiguousBeforeAnythingElseThenLookedUp()
+      throws Exception {
+    claimAnswers(ScriptedItems.claimed(ITEM, TOKEN, EffectStatus.NONE));
+    provider.applies(
+        () -> ScriptedProvider.failing(new ProviderError.Ambiguous("timed out after the send")));
+    provider.looksUp(
+        () -> CompletableFuture.completedFuture(Optional.of(ScriptedProvider.receipt(ITEM, "e2"))));
+
+    assertInstanceOf(AttemptResult.Done.class, attempt());
+
+    assertEquals(List.of(CLAIM, MARK_AMBIGUOUS, RECORD_EFFECT_AND_COMPLETE), items.names());
+    assertEquals(TOKEN, items.commands().get(1).token());
+    assertEquals(
+        List.of("plan", "apply", "lookup"), provider.operations(), "looked up, not applied again");
+    assertEquals(OutcomeKind.FOUND_BY_LOOKUP, recorded().outcome().kind());
+  }
+
+  @Test
+  void anAmbiguousApplyWhoseMarkFindsTheLeaseLostStopsThere() throws Exception {
+    claimAnswers(ScriptedItems.claimed(ITEM, TOKEN, EffectStatus.NONE));
+    provider.applies(() -> ScriptedProvider.failing(new ProviderError.Ambiguous("reset")));
+    items.answerNow(MARK_AMBIGUOUS, item -> new WorkItem.LeaseLost(TOKEN, TOKEN + 1, "taken over"));
+
+    assertInstanceOf(AttemptResult.Lost.class, attempt());
+
+    assertEquals(List.of("plan", "apply"), provider.operations(), "the next holder looks it up");
+    assertEquals(List.of(CLAIM, MARK_AMBIGUOUS), items.names());
+  }
+
+  @Test
+  void aStaleTokenAtTheProviderLosesTheAttemptAndWritesNothing() throws Exception {
+    claimAnswers(ScriptedItems.claimed(ITEM, TOKEN, EffectStatus.NONE));
+    provider.applies(() -> ScriptedProvider.failing(new ProviderError.StaleToken(TOKEN, 8)));
+
+    AttemptResult result = attempt();
+
+    AttemptResult.Lost lost = assertInstanceOf(AttemptResult.Lost.class, result);
+    assertTrue(lost.reason().contains("8"), lost.reason());
+    assertEquals(List.of("plan", "apply"), provider.operations(), "never tried again");
+    assertEquals(List.of(CLAIM), items.names(), "no record, no failure, no release");
+  }
+
+  @Test
+  void aThrottledAnswerIsWaitedOutForItsRetryAfterWithoutFailingTheItem() throws Exception {
+    Duration retryAfter = Duration.ofMillis(400);
+    claimAnswers(ScriptedItems.claimed(ITEM, TOKEN, EffectStatus.NONE));
+    provider
+        .applies(() -> ScriptedProvider.failing(new ProviderError.Throttled(retryAfter, "429")))
+        .applies(() -> CompletableFuture.completedFuture(ScriptedProvider.receipt(ITEM, "eff-1")));
+
+    assertInstanceOf(AttemptResult.Done.class, attempt());
+
+    assertEquals(List.of("plan", "apply", "apply"), provider.operations());
+    long waitedMillis =
+        TimeUnit.NANOSECONDS.toMillis(
+            provider.calls().get(2).atNanos() - provider.calls().get(1).atNanos());
+    // the back-off alone would be 1-2 ms; a scheduler tick (10 ms) of slack on the lower bound
+    assertTrue(waitedMillis >= retryAfter.toMillis() - 10, "waited " + waitedMillis + " ms");
+    assertEquals(List.of(CLAIM, RECORD_EFFECT_AND_COMPLETE), items.names(), "no Fail");
+    assertEquals(1, recorded().throttles(), "the throttled answer is journaled with the record");
+  }
+
+  @Test
+  void aLeavingPoolHandsTheLeaseBackInsteadOfCallingTheProvider() throws Exception {
+    claimAnswers(ScriptedItems.claimed(ITEM, TOKEN, EffectStatus.NONE));
+
+    AttemptResult result = attempt(() -> true);
+
+    assertEquals(new AttemptResult.RetryAt(clock.instant()), result, "offered elsewhere at once");
+    assertEquals(List.of(), provider.operations());
+    assertEquals(List.of(CLAIM, RELEASE), items.names());
+    assertEquals(TOKEN, items.commands().get(1).token());
+  }
+
+  @Test
+  void aLeavingPoolHandsAnAmbiguousItemBackWithoutLookingItUp() throws Exception {
+    claimAnswers(ScriptedItems.claimed(ITEM, TOKEN, EffectStatus.AMBIGUOUS));
+
+    assertInstanceOf(AttemptResult.RetryAt.class, attempt(() -> true));
+
+    assertEquals(List.of(), provider.operations(), "the next holder looks it up");
+    assertEquals(List.of(CLAIM, RELEASE), items.names(), "nothing marks it otherwise");
+  }
+
+  @Test
+  void anApplyTheLeaseMayNotOutliveIsNotSentAndTheLeaseIsHandedBack() throws Exception {
+    claimAnswers(ScriptedItems.claimed(ITEM, TOKEN, EffectStatus.NONE));
+    // planning takes until 1.5 s before the lease ends: inside the safety margin (a tenth of the
+    // lease, at most 2 s)
+    provider.plans(
+        () -> {
+          clock.advance(LEASE.minus(Duration.ofMillis(1500)));
+          return CompletableFuture.completedFuture(Plan.action("void", 10, "hold"));
+        });
+
+    AttemptResult result = attempt();
+
+    assertInstanceOf(AttemptResult.RetryAt.class, result);
+    assertEquals(List.of("plan"), provider.operations(), "the mutation is never sent");
+    assertEquals(List.of(CLAIM, RELEASE), items.names());
+  }
+
+  @Test
+  void anApplyJustOutsideTheSafetyMarginIsSent() throws Exception {
+    claimAnswers(ScriptedItems.claimed(ITEM, TOKEN, EffectStatus.NONE));
+    provider.plans(
+        () -> {
+          clock.advance(LEASE.minus(Duration.ofMillis(2500)));
+          return CompletableFuture.completedFuture(Plan.action("void", 10, "hold"));
+        });
+
+    assertInstanceOf(AttemptResult.Done.class, attempt());
+
+    assertEquals(List.of("plan", "apply"), provider.operations());
+  }
+}
