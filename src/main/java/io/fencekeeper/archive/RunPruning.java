@@ -107,7 +107,7 @@ final class RunPruning {
     if (cancelled.getAsBoolean()) {
       return new Outcome(runId, bytes, rows, "interrupted: the next pass goes on");
     }
-    purge.deleteStaging(runId);
+    purge.deleteStaging(filed.record());
     deps.ended().markPruned(runId, deps.clock().instant());
     endClaim(runId);
     log.info("retention: run {} pruned: {} rows deleted by this pass", runId, rows);

@@ -126,11 +126,17 @@ public final class ScopePurge {
     }
   }
 
-  /** A staging row the run may have left (a staging that failed after the run existed). */
-  public int deleteStaging(String runId) {
+  /**
+   * A staging row the run's own scope may have left; never another staging of the same run id (a
+   * create of the archived run being staged now, to be answered with the archived run).
+   */
+  public int deleteStaging(RunRecord run) {
+    String runId = run.runId();
     try (Connection c = dataSource.getConnection();
-        PreparedStatement ps = c.prepareStatement("DELETE FROM run_staging WHERE run_id = ?")) {
+        PreparedStatement ps =
+            c.prepareStatement("DELETE FROM run_staging WHERE run_id = ? AND scope_id = ?")) {
       ps.setString(1, runId);
+      ps.setString(2, run.scopeId());
       return ps.executeUpdate();
     } catch (SQLException e) {
       throw new IllegalStateException(

@@ -69,6 +69,26 @@ class ScopePurgeTest {
       assertEquals(2 * 3 + 2 + 1, journalRows(c, kept), "the other run is untouched");
       assertEquals(2, count(c, "SELECT count(*) FROM run_item WHERE scope_id = ?", kept.scopeId()));
       assertEquals(kind.equals("postgresql"), purge.vacuum());
+
+      // a staging row of the same run id for another scope (a create being staged) stays
+      stagingRow(c, pruned, "another-scope");
+      assertEquals(0, purge.deleteStaging(pruned));
+      c.createStatement().executeUpdate("DELETE FROM run_staging");
+      stagingRow(c, pruned, pruned.scopeId());
+      assertEquals(1, purge.deleteStaging(pruned), "the run's own leftover goes");
+    }
+  }
+
+  private static void stagingRow(Connection c, RunRecord run, String scopeId) throws Exception {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "INSERT INTO run_staging (run_id, scope_id, request_digest, job, business_date,"
+                + " deadline, max_attempts, max_failed_items, scope_kind, node, state)"
+                + " VALUES (?, ?, 'digest', 'nightly', '2026-11-29', '2026-11-30T06:00:00Z', 3, 0,"
+                + " 'inline', 'node', 'FAILED')")) {
+      ps.setString(1, run.runId());
+      ps.setString(2, scopeId);
+      ps.executeUpdate();
     }
   }
 
