@@ -11,7 +11,7 @@ import io.fencekeeper.api.HttpApi;
 import io.fencekeeper.node.FencekeeperNode;
 import io.fencekeeper.provider.Provider;
 import io.fencekeeper.testing.Await;
-import io.fencekeeper.testing.ManualClock;
+import io.fencekeeper.testing.OffsetClock;
 import io.fencekeeper.testing.TestDatabases;
 import io.fencekeeper.testing.TestNodes;
 import java.io.IOException;
@@ -36,15 +36,17 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One real node for the retention tests: a fresh PostgreSQL journal, workers, a manual clock (the
- * one the coordinator, the items and the retention keeper read: a month passes when the test says
- * so), the HTTP API with a token, and retention's archive directory in a temporary folder.
+ * One real node for the retention tests: a fresh PostgreSQL journal, workers, a clock that runs
+ * from {@code start} with real time and jumps when the test says so (the one the coordinator, the
+ * items, the dispatchers and the retention keeper read: a month passes at once, while a retry's
+ * back-off still ends), the HTTP API with a token, and retention's archive directory in a temporary
+ * folder.
  */
 final class RetentionTestNode implements AutoCloseable {
 
   static final String TOKEN = "retention-token-0123456789abcdef";
 
-  final ManualClock clock;
+  final OffsetClock clock = new OffsetClock();
   final TestDatabases.Target db;
   final Path dir;
   final Path archiveDir;
@@ -64,7 +66,7 @@ final class RetentionTestNode implements AutoCloseable {
    */
   RetentionTestNode(Instant start, Map<String, Object> retention, Provider provider, int workers)
       throws Exception {
-    clock = new ManualClock(start);
+    clock.jump(Duration.between(Instant.now(), start));
     db = TestDatabases.freshPostgres();
     dir = Files.createTempDirectory("fk-retention");
     archiveDir = dir.resolve("archive");

@@ -114,7 +114,7 @@ class RunPruningTest {
     RetentionTestNode.Answer resume =
         node.post(
             "/api/runs/" + RetentionTestNode.seg(runId) + "/resume",
-            "{\"deadline\":\"" + NIGHT.plus(Duration.ofHours(3)) + "\"}");
+            "{\"deadline\":\"" + node.clock.instant().plus(Duration.ofHours(3)) + "\"}");
     assertEquals(409, resume.status(), resume.body());
     assertEquals("run_archived", resume.tree().path("error").asText(), "claimed: no resume");
   }
