@@ -221,10 +221,18 @@ final class RunEventStreams implements AutoCloseable {
 
   /**
    * The runs that have not ended, and the final view of each run that was among them a second ago
-   * and is not any more (it ended, and the coordinator filed it): every stream sees how it ended.
+   * or that a stream follows, and is not any more (it ended, and the coordinator filed it): every
+   * stream sees how it ended.
    */
   private CompletionStage<List<RunView>> withFinals(List<RunView> active) {
     Set<String> gone = new java.util.HashSet<>(lastActive);
+    // a run followed by a stream that ended between two polls was never seen among them
+    subscribers.forEach(
+        subscriber -> {
+          if (subscriber.runId != null) {
+            gone.add(subscriber.runId);
+          }
+        });
     active.forEach(run -> gone.remove(run.runId()));
     lastActive = active.stream().map(RunView::runId).collect(java.util.stream.Collectors.toSet());
     List<java.util.concurrent.CompletableFuture<java.util.Optional<RunView>>> finals =

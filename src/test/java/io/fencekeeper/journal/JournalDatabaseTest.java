@@ -58,7 +58,10 @@ class JournalDatabaseTest {
   @Test
   void migrationsCreateTheJournalSchemaOnH2OnceAndOnlyOnce() throws Exception {
     TestDatabases.Target target = TestDatabases.h2File(dataDir);
-    assertMigratesOnce(target, 5, "journal, run items, lookup index, unique accounts, run staging");
+    assertMigratesOnce(
+        target,
+        7,
+        "journal, run items, lookup index, unique accounts, run staging, run_item shard, run_record");
   }
 
   @Test
@@ -66,8 +69,9 @@ class JournalDatabaseTest {
     TestDatabases.Target target = TestDatabases.freshPostgres();
     assertMigratesOnce(
         target,
-        6,
-        "journal, run items, lookup index, unique accounts, run staging, run_item fillfactor");
+        8,
+        "journal, run items, lookup index, unique accounts, run staging, run_item fillfactor,"
+            + " run_item shard, run_record");
     try (Connection c =
             DriverManager.getConnection(target.url(), target.user(), target.password());
         ResultSet rs =

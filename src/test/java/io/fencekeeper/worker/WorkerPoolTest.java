@@ -185,10 +185,16 @@ class WorkerPoolTest {
     return new WorkOffer(seq, item, 3, LEASE);
   }
 
+  /** What the stub heard settled: one by one, or (a stolen item's) together. */
   List<Settled> settledAt(String name) {
     return heardBy(name).stream()
-        .filter(h -> h.message() instanceof Settled)
-        .map(h -> (Settled) h.message())
+        .flatMap(
+            h ->
+                h.message() instanceof Settled one
+                    ? java.util.stream.Stream.of(one)
+                    : h.message() instanceof WorkProtocol.SettledAll all
+                        ? all.settled().stream()
+                        : java.util.stream.Stream.empty())
         .toList();
   }
 
@@ -277,6 +283,9 @@ class WorkerPoolTest {
     Await.until(WITHIN, "the stolen item settled", () -> settledAt("remote"), l -> !l.isEmpty());
     assertEquals(List.of(new Settled(1, new AttemptResult.Done())), settledAt("local"));
     assertEquals(List.of(new Settled(2, new AttemptResult.Closed())), settledAt("remote"));
+    assertTrue(
+        heardBy("remote").stream().anyMatch(h -> h.message() instanceof WorkProtocol.SettledAll),
+        "a stolen item's ending goes back with the others of its node, not alone");
   }
 
   @Test
