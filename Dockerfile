@@ -8,7 +8,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends curl \
     && rm -rf /var/lib/apt/lists/*
 # the node runs as an unprivileged user: it owns only its data directory
 RUN useradd --system --uid 10001 --no-create-home --home-dir /opt/fencekeeper fencekeeper \
-    && mkdir -p /var/lib/fencekeeper/scopes && chown -R fencekeeper /var/lib/fencekeeper
+    && mkdir -p /var/lib/fencekeeper/scopes /var/lib/fencekeeper/archive && chown -R fencekeeper /var/lib/fencekeeper
 WORKDIR /opt/fencekeeper
 COPY target/fencekeeper.jar fencekeeper.jar
 COPY conf/ conf/

@@ -13,7 +13,7 @@ import java.time.Duration;
 
 /**
  * A small client of a node's HTTP API for the {@code status}, {@code audit}, {@code report}, {@code
- * run} and {@code verify} commands.
+ * run}, {@code verify} and {@code archive prune} commands.
  */
 public final class ApiClient {
 

@@ -41,7 +41,8 @@ public enum ApiEndpoint {
   VERIFY_RUN("POST", "/api/runs/{runId}/verify", true),
   LIST_VERIFICATIONS("GET", "/api/runs/{runId}/verifications", false),
   GET_VERIFICATION("GET", "/api/runs/{runId}/verifications/{number}", false),
-  VERIFICATION_FINDINGS("GET", "/api/runs/{runId}/verifications/{number}/findings", false);
+  VERIFICATION_FINDINGS("GET", "/api/runs/{runId}/verifications/{number}/findings", false),
+  PRUNE_ARCHIVE("POST", "/api/archive/prune", true);
 
   private final String method;
   private final String path;

@@ -1,5 +1,6 @@
 package io.fencekeeper.api;
 
+import io.fencekeeper.archive.RetentionListener;
 import io.fencekeeper.provider.ProviderError;
 import io.fencekeeper.provider.budget.BudgetView;
 import io.fencekeeper.run.RunView;
@@ -29,10 +30,11 @@ import java.util.function.ToDoubleFunction;
  * Fencekeeper's Prometheus metrics (docs/design.md, "Observability"). Per-run figures come from the
  * coordinator's run views, refreshed before every scrape; claims, stale rejections and item command
  * latency from {@link MeteredItemGateway}; provider calls from this class as the workers' {@link
- * ItemAttempt.AttemptListener}. Names follow Prometheus conventions: base units, {@code _total} on
- * counters.
+ * ItemAttempt.AttemptListener}; retention's runs archived, rows deleted and bytes archived from the
+ * retention keeper while it runs on this node (sum them over the nodes). Names follow Prometheus
+ * conventions: base units, {@code _total} on counters.
  */
-public final class ApiMetrics implements ItemAttempt.AttemptListener {
+public final class ApiMetrics implements ItemAttempt.AttemptListener, RetentionListener {
 
   private static final List<String> STATUSES =
       List.of("pending", "leased", "done", "failed", "closed", "quarantined");
@@ -53,8 +55,24 @@ public final class ApiMetrics implements ItemAttempt.AttemptListener {
   private final MultiGauge providerRunShare;
   private final MultiGauge verificationItems;
   private final MultiGauge verificationRunning;
+  private final Counter runsArchived;
+  private final Counter bytesArchived;
+  private final Counter rowsDeleted;
 
   public ApiMetrics() {
+    // registered at once: a scrape shows retention's counters at 0 before its first pass
+    runsArchived =
+        Counter.builder("fencekeeper.retention.runs.archived")
+            .description("Ended runs retention archived on this node")
+            .register(registry);
+    bytesArchived =
+        Counter.builder("fencekeeper.retention.archive.bytes")
+            .description("Bytes of the archive files retention wrote on this node")
+            .register(registry);
+    rowsDeleted =
+        Counter.builder("fencekeeper.retention.rows.deleted")
+            .description("Journal, tag, snapshot and run_item rows retention deleted on this node")
+            .register(registry);
     itemsByStatus =
         MultiGauge.builder("fencekeeper.items")
             .description("Items of a run by status")
@@ -384,6 +402,17 @@ public final class ApiMetrics implements ItemAttempt.AttemptListener {
           .register(registry)
           .increment();
     }
+  }
+
+  @Override
+  public void runArchived(long bytes) {
+    runsArchived.increment();
+    bytesArchived.increment(bytes);
+  }
+
+  @Override
+  public void rowsDeleted(long rows) {
+    rowsDeleted.increment(rows);
   }
 
   @Override

@@ -58,6 +58,25 @@ final class ApiViews {
   }
 
   /**
+   * The run, unless retention archived it: then its items and their journals are gone from here and
+   * a request about them is 410 (the message says where to look, never the file or the node).
+   */
+  static RunView requireItemsHere(RunView run) {
+    if (run.archive() != null) {
+      throw new ApiError(
+          410,
+          "run_archived",
+          "run "
+              + run.runId()
+              + " was archived by retention at "
+              + run.archive().archivedAt()
+              + ": its items are no longer here; GET /api/runs/{runId} says where its archive is"
+              + " (fencekeeper archive show and audit read it)");
+    }
+    return run;
+  }
+
+  /**
    * The caps in force and, for a run, the governor's current decision (mode, cap, reason) and its
    * recent changes.
    */
@@ -96,23 +115,22 @@ final class ApiViews {
     }
   }
 
+  /** One journaled event of an item: its sequence number, time, type and fields. */
+  static Map<String, Object> auditEvent(ObjectMapper mapper, ItemAudit.Entry entry) {
+    ObjectNode fields = mapper.valueToTree(entry.event());
+    fields.remove("at");
+    Map<String, Object> event = new LinkedHashMap<>();
+    event.put("sequenceNr", entry.sequenceNr());
+    event.put("at", entry.at());
+    event.put("type", entry.type());
+    event.put("fields", fields);
+    return event;
+  }
+
   /** An item's journal: every event with its sequence number, time, type and fields. */
   static Map<String, Object> audit(
       ObjectMapper mapper, ItemId itemId, List<ItemAudit.Entry> trail, int limit) {
-    List<Map<String, Object>> events =
-        trail.stream()
-            .map(
-                entry -> {
-                  ObjectNode fields = mapper.valueToTree(entry.event());
-                  fields.remove("at");
-                  Map<String, Object> event = new LinkedHashMap<>();
-                  event.put("sequenceNr", entry.sequenceNr());
-                  event.put("at", entry.at());
-                  event.put("type", entry.type());
-                  event.put("fields", fields);
-                  return event;
-                })
-            .toList();
+    List<Map<String, Object>> events = trail.stream().map(e -> auditEvent(mapper, e)).toList();
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("itemId", itemId.value());
     body.put("events", events);

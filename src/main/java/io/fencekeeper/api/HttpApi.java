@@ -10,6 +10,7 @@ import static org.apache.pekko.http.javadsl.server.Directives.withSizeLimit;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fencekeeper.api.web.WebAssets;
+import io.fencekeeper.archive.RetentionKeeper;
 import io.fencekeeper.item.ItemAudit;
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.node.FencekeeperNode;
@@ -30,6 +31,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.CoordinatedShutdown;
+import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.http.javadsl.ServerBinding;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
@@ -68,7 +70,8 @@ public final class HttpApi {
       AtomicReference<GovernorSettings> governor,
       RunIntakeSettings intake,
       ProviderBudgets budgets,
-      Verifications verifications) {
+      Verifications verifications,
+      ActorRef<RetentionKeeper.Command> retention) {
     ObjectMapper mapper = ApiJson.mapper();
     this.settings = settings;
     this.intake = intake;
@@ -134,8 +137,9 @@ public final class HttpApi {
     CallerRole role = new CallerRole(settings);
     handlers.put(ApiEndpoint.RUN_LIST_EVENTS, events::runList);
     handlers.put(ApiEndpoint.RUN_EVENTS, call -> events.run(call, run.requireRun(call)));
-    handlers.put(ApiEndpoint.RUN_REPORT, call -> report.report(call, run.requireRun(call)));
+    handlers.put(ApiEndpoint.RUN_REPORT, call -> report.report(call, run.requireItemsHere(call)));
     handlers.put(ApiEndpoint.CLUSTER, cluster::cluster);
+    handlers.put(ApiEndpoint.PRUNE_ARCHIVE, new ArchiveEndpoints(mapper, system, retention)::prune);
     handlers.put(ApiEndpoint.WHOAMI, role::whoami);
     this.router = new ApiRouter(handlers);
     metrics.governor(governor::get);
@@ -179,21 +183,24 @@ public final class HttpApi {
             });
     // the node owns the run_item store and its pool; the API only reads through it
     RunItemStore queries = node.runItems();
+    ItemAudit audit = new ItemAudit(system);
+    // the node's configured caps until the coordinator's (PUT /api/governor) are read
+    AtomicReference<GovernorSettings> governor = new AtomicReference<>(node.settings().governor());
     HttpApi api =
         new HttpApi(
             system,
             settings,
             node.runs(),
             node.items(),
-            new ItemAudit(system),
+            audit,
             queries,
             blocking,
             metrics,
-            // the node's configured caps until the coordinator's (PUT /api/governor) are read
-            new AtomicReference<>(node.settings().governor()),
+            governor,
             RunIntakeSettings.fromConfig(system.settings().config()),
             node.budgets(),
-            node.verifications());
+            node.verifications(),
+            startRetention(node, audit, governor, metrics));
     CompletionStage<ServerBinding> binding =
         new HttpConnections(system, HttpConnections.Limits.of(system), metrics)
             .bind(settings.host(), settings.port(), concat(WebAssets.load().route(), api.route()));
@@ -225,6 +232,31 @@ public final class HttpApi {
             blocking.shutdown();
           }
         });
+  }
+
+  /**
+   * The retention keeper singleton (docs/design.md, "Retention and the archive") on every node that
+   * serves the API: its archives hold runs, report lines and audits in the API's own shapes.
+   */
+  private static ActorRef<RetentionKeeper.Command> startRetention(
+      FencekeeperNode node,
+      ItemAudit audit,
+      AtomicReference<GovernorSettings> governor,
+      ApiMetrics metrics) {
+    ActorSystem<?> system = node.system();
+    return RetentionKeeper.initSingleton(
+        system,
+        new RetentionKeeper.Dependencies(
+            system,
+            node.coordinator(),
+            node.endedRuns(),
+            node.runItems(),
+            audit,
+            new ApiArchiveViews(ApiJson.mapper(), governor::get),
+            node.retention(),
+            node.clock(),
+            system.address().toString(),
+            metrics));
   }
 
   Route route() {

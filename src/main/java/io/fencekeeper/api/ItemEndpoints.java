@@ -64,6 +64,8 @@ final class ItemEndpoints {
                 throw ApiError.notFound(
                     "unknown_item", "no item " + id + ": there is no run " + id.runId());
               }
+              // an archived run's items are gone: a command would start one again from nothing
+              ApiViews.requireItemsHere(run.get());
               if (knownItems.contains(id.value())) {
                 return CompletableFuture.completedFuture(run.get());
               }

@@ -189,6 +189,11 @@ final class RunEndpoints {
             found -> found.orElseThrow(() -> ApiError.notFound("unknown_run", "no run " + runId)));
   }
 
+  /** The run, if its items are still here (not archived by retention; 410 otherwise). */
+  CompletionStage<RunView> requireItemsHere(ApiCall call) {
+    return requireRun(call).thenApply(ApiViews::requireItemsHere);
+  }
+
   CompletionStage<ApiResponse> resume(ApiCall call) {
     String runId = ApiIds.runId(call.param(0));
     Instant deadline =
@@ -232,7 +237,7 @@ final class RunEndpoints {
         throw ApiError.unknownParameter(name);
       }
     }
-    return requireRun(call)
+    return requireItemsHere(call)
         .thenCompose(run -> pages.page(runId, run.scopeId(), status, after, limit))
         .thenApply(ApiResponse::ok);
   }
@@ -253,7 +258,7 @@ final class RunEndpoints {
     JsonBody body = JsonBody.parse(mapper, call.body(), Set.of("workerId", "leaseMillis"));
     String workerId = ItemEndpoints.worker(body);
     Duration lease = body.requireLease("leaseMillis", maxLease);
-    return requireRun(call)
+    return requireItemsHere(call)
         .thenCompose(run -> runs.claimNext(run.runId(), workerId, lease))
         .thenApply(
             claimed -> {

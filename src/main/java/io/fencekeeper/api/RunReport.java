@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.ItemView;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.run.RunItemStore;
 import io.fencekeeper.run.RunView;
@@ -26,11 +27,13 @@ import org.apache.pekko.util.ByteString;
  * from {@code run_item} and each page's items are asked a few at a time, so a run of a million
  * items costs a page of memory, not a million rows.
  */
-final class RunReport {
+public final class RunReport {
 
   static final int PAGE = 500;
   static final int PARALLELISM = 16;
-  static final List<String> COLUMNS =
+
+  /** The CSV header, and the order of every line's fields. */
+  public static final List<String> COLUMNS =
       List.of(
           "itemId",
           "status",
@@ -103,40 +106,52 @@ final class RunReport {
         .get(id)
         .handle(
             (reply, failure) -> {
-              Map<String, Object> fields = new LinkedHashMap<>();
-              fields.put("itemId", id.value());
+              Map<String, Object> fields;
               if (failure == null && reply instanceof WorkItem.Accepted accepted) {
-                io.fencekeeper.item.ItemView item = accepted.item();
-                fields.put("status", item.status().name());
-                fields.put("attempt", item.attempt());
-                // an item never claimed has not learned the run's limit yet
-                fields.put(
-                    "maxAttempts", item.maxAttempts() > 0 ? item.maxAttempts() : run.maxAttempts());
-                fields.put("effect", item.effect().name());
-                WorkItem.EffectOutcome outcome = item.effectOutcome();
-                fields.put("outcome", outcome == null ? null : outcome.kind().name());
-                fields.put(
-                    "providerReference", outcome == null ? null : outcome.providerReference());
-                fields.put("lastError", item.lastError());
-                fields.put("closedReason", item.closedReason());
-                fields.put("token", item.token());
+                fields = fields(run, id, accepted.item());
               } else {
                 // one unreadable item must not end a million-line download: say so on its line
+                fields = new LinkedHashMap<>();
+                fields.put("itemId", id.value());
                 fields.put("status", "UNKNOWN");
                 fields.put(
                     "lastError",
                     "the item did not answer: "
                         + (failure != null ? ApiErrors.unwrap(failure) : reply));
               }
-              if (!csv) {
-                return jsonLine(fields);
-              }
-              for (String text : List.of("providerReference", "lastError", "closedReason")) {
-                fields.computeIfPresent(
-                    text, (name, value) -> spreadsheetSafe(PrintableText.escape(value.toString())));
-              }
-              return csvLine(COLUMNS.stream().map(fields::get).toList());
+              return csv ? csvLine(fields) : jsonLine(fields);
             });
+  }
+
+  /** An item's line of the report (the JSON lines format; CSV has the same fields in order). */
+  static Map<String, Object> fields(RunView run, ItemId id, ItemView item) {
+    Map<String, Object> fields = new LinkedHashMap<>();
+    fields.put("itemId", id.value());
+    fields.put("status", item.status().name());
+    fields.put("attempt", item.attempt());
+    // an item never claimed has not learned the run's limit yet
+    fields.put("maxAttempts", item.maxAttempts() > 0 ? item.maxAttempts() : run.maxAttempts());
+    fields.put("effect", item.effect().name());
+    WorkItem.EffectOutcome outcome = item.effectOutcome();
+    fields.put("outcome", outcome == null ? null : outcome.kind().name());
+    fields.put("providerReference", outcome == null ? null : outcome.providerReference());
+    fields.put("lastError", item.lastError());
+    fields.put("closedReason", item.closedReason());
+    fields.put("token", item.token());
+    return fields;
+  }
+
+  /**
+   * The CSV line of a report line's fields, in {@link #COLUMNS} order, free text made safe for a
+   * spreadsheet (the archive's report is printed with it too).
+   */
+  public static ByteString csvLine(Map<String, Object> fields) {
+    Map<String, Object> safe = new LinkedHashMap<>(fields);
+    for (String text : List.of("providerReference", "lastError", "closedReason")) {
+      safe.computeIfPresent(
+          text, (name, value) -> spreadsheetSafe(PrintableText.escape(value.toString())));
+    }
+    return csvLine(COLUMNS.stream().map(safe::get).toList());
   }
 
   private ByteString jsonLine(Map<String, Object> fields) {
@@ -158,7 +173,7 @@ final class RunReport {
   }
 
   /** RFC 4180: quoted when a value holds a comma, quote or line break; quotes doubled. */
-  static ByteString csvLine(List<?> values) {
+  public static ByteString csvLine(List<?> values) {
     StringBuilder line = new StringBuilder();
     for (int i = 0; i < values.size(); i++) {
       if (i > 0) {

@@ -1,6 +1,8 @@
 package io.fencekeeper.cli;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fencekeeper.api.ApiClient;
 import java.io.PrintStream;
 import java.util.Optional;
@@ -40,12 +42,7 @@ public final class AuditCommand implements Callable<Integer> {
           out.println(body.path("itemId").asText());
         }
         for (JsonNode event : body.path("events")) {
-          out.printf(
-              "%5d  %s  %-22s %s%n",
-              event.path("sequenceNr").asLong(),
-              event.path("at").asText(),
-              event.path("type").asText(),
-              api.mapper.writeValueAsString(event.path("fields")));
+          printEvent(out, event, api.mapper);
         }
       }
       first = false;
@@ -55,5 +52,16 @@ public final class AuditCommand implements Callable<Integer> {
       fetched = api.get(path + "&after=" + body.path("next").asLong(), err);
     }
     return first ? 1 : 2;
+  }
+
+  /** One event of an audit, as the API shows it, on one line (an archive's too). */
+  static void printEvent(PrintStream out, JsonNode event, ObjectMapper mapper)
+      throws JsonProcessingException {
+    out.printf(
+        "%5d  %s  %-22s %s%n",
+        event.path("sequenceNr").asLong(),
+        event.path("at").asText(),
+        event.path("type").asText(),
+        mapper.writeValueAsString(event.path("fields")));
   }
 }

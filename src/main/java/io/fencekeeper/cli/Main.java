@@ -22,7 +22,8 @@ import picocli.CommandLine.ScopeType;
       StatusCommand.class,
       AuditCommand.class,
       ReportCommand.class,
-      VerifyCommand.class
+      VerifyCommand.class,
+      ArchiveCommand.class
     })
 public final class Main implements Runnable {
 

@@ -53,16 +53,17 @@ public final class StatusCommand implements Callable<Integer> {
       return 0;
     }
     if (runId != null) {
-      printRun(body);
+      printRun(out, body);
     } else if (body.path("runs").isEmpty()) {
       out.println("no runs");
     } else {
-      body.path("runs").forEach(this::printRun);
+      body.path("runs").forEach(run -> printRun(out, run));
     }
     return 0;
   }
 
-  private void printRun(JsonNode run) {
+  /** A run as the API shows it, on one line (an archived run's too: {@code archive show}). */
+  static void printRun(PrintStream out, JsonNode run) {
     JsonNode counts = run.path("counts");
     out.printf(
         "%-40s %-9s done %d/%d  pending %d  leased %d  failed %d  closed %d  backlog %.0fs"

@@ -2,6 +2,7 @@ package io.fencekeeper.node;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigValueFactory;
+import io.fencekeeper.archive.RetentionSettings;
 import io.fencekeeper.dispatch.DispatchAgent;
 import io.fencekeeper.dispatch.NodeDispatcher;
 import io.fencekeeper.item.ItemGateway;
@@ -87,6 +88,8 @@ public final class FencekeeperNode implements AutoCloseable {
   private final Map<String, ProviderFactory.Started> providers;
   private final ProviderBudgets budgets;
   private final Verifications verifications;
+  private final EndedRuns ended;
+  private final RetentionSettings retention;
 
   private FencekeeperNode(
       ActorSystem<Void> system,
@@ -100,7 +103,9 @@ public final class FencekeeperNode implements AutoCloseable {
       ScheduleKeeper schedules,
       Map<String, ProviderFactory.Started> providers,
       ProviderBudgets budgets,
-      Verifications verifications) {
+      Verifications verifications,
+      EndedRuns ended,
+      RetentionSettings retention) {
     this.system = system;
     this.settings = settings;
     this.database = database;
@@ -113,6 +118,8 @@ public final class FencekeeperNode implements AutoCloseable {
     this.providers = providers;
     this.budgets = budgets;
     this.verifications = verifications;
+    this.ended = ended;
+    this.retention = retention;
   }
 
   /** How to start a node; tests replace the clock, the provider or the item gateway. */
@@ -186,6 +193,8 @@ public final class FencekeeperNode implements AutoCloseable {
     NodeSettings settings = NodeSettings.from(b.config);
     RemotingExposure.check(b.config);
     PartitionTimings.check(b.config);
+    // a retention that cannot work is refused before anything starts, not a year later
+    RetentionSettings retention = RetentionSettings.from(b.config).checkArchiveDir();
     JournalDatabase database = migratedJournal(settings);
     ActorSystem<Void> system =
         startActorSystem(
@@ -296,7 +305,9 @@ public final class FencekeeperNode implements AutoCloseable {
         schedules,
         providers,
         new ProviderBudgets(system, keeper, pools, Duration.ofSeconds(10)),
-        verifications);
+        verifications,
+        ended,
+        retention);
   }
 
   /** How long an offer outlives its lease before the dispatcher hands the item out again. */
@@ -578,6 +589,16 @@ public final class FencekeeperNode implements AutoCloseable {
   public Optional<SimProviderServer> simProvider() {
     return Optional.ofNullable(providers.get(ProviderName.DEFAULT))
         .flatMap(ProviderFactory.Started::sim);
+  }
+
+  /** The ended runs filed in {@code run_record}: their records, tombstones and archives. */
+  public EndedRuns endedRuns() {
+    return ended;
+  }
+
+  /** {@code fencekeeper.retention}, checked at start (its archive directory is writable). */
+  public RetentionSettings retention() {
+    return retention;
   }
 
   /** The providers' budgets: the keeper's view, an operator's change, this node's permits. */

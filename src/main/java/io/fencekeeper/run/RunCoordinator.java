@@ -117,6 +117,27 @@ public final class RunCoordinator
   public record GovernorReply(GovernorSettings settings, Map<String, GovernorView> runs)
       implements CborSerializable {}
 
+  /**
+   * Retention asks to prune an ended run (docs/design.md, "Retention and the archive"): allowed
+   * unless the coordinator holds the run (resumed, or ended and not filed yet). Once allowed the
+   * run can no longer be resumed; the claim is journaled, so a coordinator that moves keeps it.
+   */
+  public record BeginPruning(String runId, ActorRef<PruningReply> replyTo) implements Command {}
+
+  /** The run's rows are gone and its record says so: the claim is no longer needed. */
+  public record EndPruning(String runId, ActorRef<PruningReply> replyTo) implements Command {}
+
+  /** The runs claimed for pruning and not ended: a pass that died left them half-way. */
+  public record GetPruning(ActorRef<PruningClaims> replyTo) implements Command {}
+
+  public sealed interface PruningReply extends CborSerializable {}
+
+  public record PruningAllowed(String runId) implements PruningReply {}
+
+  public record PruningRefused(String runId, String reason) implements PruningReply {}
+
+  public record PruningClaims(Set<String> runIds) implements CborSerializable {}
+
   record Tick() implements Command {}
 
   /** Every node that hosts item shards, as the receptionist lists their agents. */
@@ -210,6 +231,12 @@ public final class RunCoordinator
   /** A filed run taken back (to be resumed): its record and its counters as filed. */
   public record RunUnfiled(RunRecord record, RunSignals signals, Instant at) implements Event {}
 
+  /** Retention may prune the ended run: it can no longer be resumed. */
+  public record PruningBegun(String runId, Instant at) implements Event {}
+
+  /** Retention pruned the run: its record in {@code run_record} says where its archive is. */
+  public record PruningEnded(String runId, Instant at) implements Event {}
+
   /** The runs' counters grew by {@code deltas}, from the journal up to {@code offset}. */
   public record SignalsCounted(long offset, Map<String, RunSignals> deltas, Instant at)
       implements Event {}
@@ -217,23 +244,36 @@ public final class RunCoordinator
   /**
    * {@code governor} is null until an operator changes the limits: the node's defaults apply.
    * {@code signals} are the runs' counters, counted from the journal up to {@code signalOffset}.
+   * {@code pruning}: filed runs retention is pruning (never one of {@code runs}).
    */
   public record State(
       Map<String, RunRecord> runs,
       GovernorSettings governor,
       Map<String, RunSignals> signals,
-      long signalOffset)
+      long signalOffset,
+      Set<String> pruning)
       implements CborSerializable {
 
     public State {
-      // a snapshot taken before the counters existed has neither
+      // a snapshot taken before the counters (or retention) existed has neither
       signals = signals == null ? Map.of() : signals;
+      pruning = pruning == null ? Set.of() : pruning;
     }
 
     State with(RunRecord record) {
       Map<String, RunRecord> next = new TreeMap<>(runs);
       next.put(record.runId(), record);
-      return new State(next, governor, signals, signalOffset);
+      return new State(next, governor, signals, signalOffset, pruning);
+    }
+
+    State withPruning(String runId, boolean claimed) {
+      Set<String> next = new java.util.TreeSet<>(pruning);
+      if (claimed) {
+        next.add(runId);
+      } else {
+        next.remove(runId);
+      }
+      return new State(runs, governor, signals, signalOffset, next);
     }
 
     RunSignals signalsOf(String runId) {
@@ -250,7 +290,7 @@ public final class RunCoordinator
                   next.merge(runId, delta, RunSignals::plus);
                 }
               });
-      return new State(runs, governor, next, e.offset());
+      return new State(runs, governor, next, e.offset(), pruning);
     }
 
     State onFiled(RunsFiled e) {
@@ -258,13 +298,13 @@ public final class RunCoordinator
       Map<String, RunSignals> nextSignals = new TreeMap<>(signals);
       e.runIds().forEach(nextRuns::remove);
       e.runIds().forEach(nextSignals::remove);
-      return new State(nextRuns, governor, nextSignals, signalOffset);
+      return new State(nextRuns, governor, nextSignals, signalOffset, pruning);
     }
 
     State onUnfiled(RunUnfiled e) {
       Map<String, RunSignals> nextSignals = new TreeMap<>(signals);
       nextSignals.put(e.record().runId(), e.signals());
-      return new State(runs, governor, nextSignals, signalOffset).with(e.record());
+      return new State(runs, governor, nextSignals, signalOffset, pruning).with(e.record());
     }
 
     State onCreated(RunCreated e) {
@@ -285,7 +325,7 @@ public final class RunCoordinator
     }
 
     State onGovernorChanged(GovernorChanged e) {
-      return new State(runs, e.settings(), signals, signalOffset);
+      return new State(runs, e.settings(), signals, signalOffset, pruning);
     }
   }
 
@@ -338,13 +378,18 @@ public final class RunCoordinator
 
   @Override
   public State emptyState() {
-    return new State(new TreeMap<>(), null, Map.of(), 0);
+    return new State(new TreeMap<>(), null, Map.of(), 0, Set.of());
   }
 
+  /**
+   * Bounded recovery and a bounded journal: a snapshot every 100 events, two kept, and the events
+   * before the older of them deleted (docs/design.md, "Retention and the archive"). Recovery reads
+   * the latest snapshot and the events after it, never the deleted ones; what an ended run's events
+   * said is in its {@code run_record} row (and its archive once pruned), so they are no audit.
+   */
   @Override
   public RetentionCriteria retentionCriteria() {
-    // bounded recovery: a snapshot every 100 events, two kept
-    return RetentionCriteria.snapshotEvery(100, 2);
+    return RetentionCriteria.snapshotEvery(100, 2).withDeleteEventsOnSnapshot();
   }
 
   @Override
@@ -403,6 +448,12 @@ public final class RunCoordinator
         .onCommand(Filed.class, this::onFiled)
         .onCommand(LookedUp.class, this::onLookedUp)
         .onCommand(SignalsRead.class, this::onSignalsRead)
+        .onCommand(BeginPruning.class, this::onBeginPruning)
+        .onCommand(EndPruning.class, this::onEndPruning)
+        .onCommand(
+            GetPruning.class,
+            (state, c) ->
+                Effect().reply(c.replyTo(), new PruningClaims(Set.copyOf(state.pruning()))))
         .build();
   }
 
@@ -595,6 +646,16 @@ public final class RunCoordinator
         return Effect().reply(resume.replyTo(), unknownRun(resume.runId()));
       }
       EndedRuns.Filed run = filed.get();
+      if (state.pruning().contains(resume.runId()) || run.archive() != null) {
+        // its items are (being) deleted: reopened, they would start again from nothing
+        return refuse(
+            resume.replyTo(),
+            "run_archived",
+            "run "
+                + resume.runId()
+                + " was archived by retention: its items are no longer in the journal, so it"
+                + " cannot be resumed");
+      }
       return resume(
           resume,
           run.record(),
@@ -827,6 +888,36 @@ public final class RunCoordinator
             });
   }
 
+  // --- retention: which filed runs may be pruned -----------------------------------------------
+
+  private ReplyEffect<Event, State> onBeginPruning(State state, BeginPruning cmd) {
+    String runId = cmd.runId();
+    if (state.runs().containsKey(runId) || filing.contains(runId)) {
+      return Effect()
+          .reply(
+              cmd.replyTo(),
+              new PruningRefused(
+                  runId,
+                  "the coordinator holds the run: it was resumed, or it ended a moment ago and"
+                      + " is not filed yet"));
+    }
+    if (state.pruning().contains(runId)) {
+      return Effect().reply(cmd.replyTo(), new PruningAllowed(runId));
+    }
+    return Effect()
+        .persist(new PruningBegun(runId, clock.instant()))
+        .thenReply(cmd.replyTo(), s -> new PruningAllowed(runId));
+  }
+
+  private ReplyEffect<Event, State> onEndPruning(State state, EndPruning cmd) {
+    if (!state.pruning().contains(cmd.runId())) {
+      return Effect().reply(cmd.replyTo(), new PruningAllowed(cmd.runId()));
+    }
+    return Effect()
+        .persist(new PruningEnded(cmd.runId(), clock.instant()))
+        .thenReply(cmd.replyTo(), s -> new PruningAllowed(cmd.runId()));
+  }
+
   private ReplyEffect<Event, State> refuse(
       ActorRef<ControlReply> replyTo, String error, String message) {
     return Effect().reply(replyTo, new ControlRefused(error, message));
@@ -852,6 +943,8 @@ public final class RunCoordinator
         .onEvent(SignalsCounted.class, State::onSignalsCounted)
         .onEvent(RunsFiled.class, State::onFiled)
         .onEvent(RunUnfiled.class, State::onUnfiled)
+        .onEvent(PruningBegun.class, (state, e) -> state.withPruning(e.runId(), true))
+        .onEvent(PruningEnded.class, (state, e) -> state.withPruning(e.runId(), false))
         .build();
   }
 }

@@ -51,6 +51,10 @@ public final class RunItemStore implements ScopeRows, AutoCloseable {
     return dataSource;
   }
 
+  boolean isPostgres() {
+    return postgres;
+  }
+
   /**
    * Appends a batch of the scope, numbering from {@code firstSeq}, every item in shard 0: for tests
    * of the table alone (no node pages a shard its items are not really in).

@@ -13,7 +13,8 @@ import java.util.Map;
  * scopeId} names the run's rows in {@code run_item} (for the API's item pages; not shown to
  * clients); {@code provider} the provider it calls (null while it is being staged); {@code
  * takeoversByNode} when each node's leases were taken over (a node that died, paused or was cut
- * off), by node.
+ * off), by node; {@code archive} where retention archived the run (null until it did:
+ * docs/design.md, "Retention and the archive").
  */
 public record RunView(
     String runId,
@@ -40,7 +41,8 @@ public record RunView(
     Map<String, RunSignals.NodeTakeovers> takeoversByNode,
     GovernorView governor,
     String scopeId,
-    String provider)
+    String provider,
+    RunArchive archive)
     implements CborSerializable {
 
   /**
@@ -48,6 +50,10 @@ public record RunView(
    * counters from the journal (which keep growing after the end when a late holder is refused).
    */
   static RunView of(RunRecord run, RunProgress live, RunSignals signals) {
+    return of(run, live, signals, null);
+  }
+
+  static RunView of(RunRecord run, RunProgress live, RunSignals signals, RunArchive archive) {
     RunProgress p = run.finalProgress();
     if (run.state() == RunState.RUNNING || p == null) {
       p = live != null ? live : RunProgress.initial(run.itemCount());
@@ -77,6 +83,7 @@ public record RunView(
         signals.takeoversByNode(),
         p.governor(),
         run.scopeId(),
-        run.request().providerName());
+        run.request().providerName(),
+        archive);
   }
 }

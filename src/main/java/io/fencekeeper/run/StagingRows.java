@@ -62,6 +62,7 @@ final class StagingRows {
         Map.of(),
         null,
         null,
+        null,
         null);
   }
 
@@ -89,6 +90,7 @@ final class StagingRows {
         0,
         0,
         Map.of(),
+        null,
         null,
         null,
         null);

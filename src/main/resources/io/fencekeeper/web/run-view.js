@@ -104,6 +104,7 @@ export function runView(main, runId) {
       run.endReason ? ['Why it ended', run.endReason] : null,
       run.resumes ? ['Resumes', num(run.resumes)] : null,
       run.provider ? ['Provider', providerLine()] : null,
+      run.archive ? ['Archived', archiveLine(run.archive)] : null,
     ].filter(Boolean);
     fill(head,
       h('p', { class: 'outlook-line' }, outlookBadge(run)),
@@ -111,14 +112,24 @@ export function runView(main, runId) {
       h('p', { class: 'muted' }, ZONE === 'UTC' || ZONE === 'Etc/UTC' ? 'Times in UTC.' : `Times in ${ZONE}; hover a time for UTC.`));
   }
 
+  // where retention archived the run: the file in the archive directory of the node that wrote it
+  function archiveLine(a) {
+    const when = h('time', { datetime: a.archivedAt, title: utc(a.archivedAt) }, time(a.archivedAt));
+    return h('span', { id: 'archive-line' }, when, ` as ${a.file} in the archive directory of ${a.node.replace(/^pekko:\/\/[^@]*@/, '')}`,
+      ` (${num(a.items)} items, ${num(a.events)} events, sha256 ${a.sha256.slice(0, 12)}…)`,
+      a.prunedAt ? `; ${num(a.rowsDeleted)} rows deleted from the database` : '; its rows are being deleted');
+  }
+
   function renderActions() {
     const blocker = actionBlocker();
-    const key = `${run.state}|${blocker}`;
+    const archived = !!run.archive;
+    const key = `${run.state}|${blocker}|${archived}`;
     if (key === actionsKey) return; // re-rendering would take the keyboard focus away
     actionsKey = key;
-    const canResume = ['PARTIAL', 'FAILED', 'CANCELLED'].includes(run.state);
+    const canResume = !archived && ['PARTIAL', 'FAILED', 'CANCELLED'].includes(run.state);
     const canCancel = run.state === 'RUNNING';
-    const note = blocker
+    const note = archived ? `Archived: its items are no longer in the journal, so it cannot be resumed. Read it with: fencekeeper archive show ${runId} (--report for its items), fencekeeper archive audit <itemId>.`
+      : blocker
       || (run.state === 'RUNNING' ? 'Resume applies once the run has ended PARTIAL, FAILED or CANCELLED.'
         : run.state === 'SUCCEEDED' ? 'Nothing to resume or cancel: the run SUCCEEDED.'
           : 'Cancel applies to a RUNNING run.');
@@ -127,8 +138,8 @@ export function runView(main, runId) {
       h('div', { class: 'buttons' },
         h('button', { type: 'button', id: 'resume-run', disabled: !!blocker || !canResume, 'aria-describedby': 'actions-note', onclick: resume }, 'Resume with a new deadline…'),
         h('button', { type: 'button', id: 'cancel-run', class: 'danger', disabled: !!blocker || !canCancel, 'aria-describedby': 'actions-note', onclick: cancel }, 'Cancel run…'),
-        h('button', { type: 'button', id: 'report-csv', onclick: () => report('csv', file) }, 'Report (CSV)'),
-        h('button', { type: 'button', id: 'report-jsonl', onclick: () => report('jsonl', file) }, 'Report (JSON lines)')),
+        h('button', { type: 'button', id: 'report-csv', disabled: archived, 'aria-describedby': 'actions-note', onclick: () => report('csv', file) }, 'Report (CSV)'),
+        h('button', { type: 'button', id: 'report-jsonl', disabled: archived, 'aria-describedby': 'actions-note', onclick: () => report('jsonl', file) }, 'Report (JSON lines)')),
       h('p', { id: 'actions-note', class: 'note' }, note));
   }
 
@@ -260,7 +271,15 @@ export function runView(main, runId) {
     table, pager);
   filter.addEventListener('change', () => { cursors = [null]; loadItems(); });
 
+  function renderArchivedItems() {
+    fill(table, h('p', { class: 'note', id: 'items-archived' },
+      `Retention archived this run: its items and their audit trails are in its archive file, no longer in the database. `
+      + `fencekeeper archive show ${runId} --report lists the items; fencekeeper archive audit <itemId> shows an item's trail.`));
+    fill(pager);
+  }
+
   async function loadItems() {
+    if (run && run.archive) { renderArchivedItems(); return; }
     const after = cursors[cursors.length - 1];
     const query = new URLSearchParams({ limit: PAGE });
     if (filter.value) query.set('status', filter.value);
@@ -270,6 +289,7 @@ export function runView(main, runId) {
     try {
       page = await call(`/api/runs/${seg(runId)}/items?${query}`);
     } catch (error) {
+      if (error.status === 410) { renderArchivedItems(); return; }
       fill(table, h('p', { class: 'form-error' }, `Cannot load the items: ${error.message}`));
       return;
     }
@@ -340,7 +360,7 @@ export function runView(main, runId) {
         } else {
           return;
         }
-        const stateChanged = run !== null && run.state !== data.run.state;
+        const stateChanged = run !== null && (run.state !== data.run.state || !run.archive !== !data.run.archive);
         run = data.run;
         update();
         if (stateChanged) loadItems(); // the run ended or resumed: the items moved

@@ -41,6 +41,7 @@ class RunHistoryTest {
         Map.of(),
         null,
         null,
+        null,
         null);
   }
 

@@ -11,10 +11,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The package layers of docs/design.md ("Code map"): item ← provider ← worker ← dispatch ← run ←
- * verify ← node ← api ← cli, with bench beside api, and the root package and journal beneath them
- * all; localdb (the developers' PostgreSQL, its own jar) imports nothing of the project and only
- * the bench uses it. A lower layer that needs something from a higher one gets it passed in; it
- * never imports it.
+ * verify, archive ← node ← api ← cli, with bench beside api (it may read api, as a client), and the
+ * root package and journal beneath them all; localdb (the developers' PostgreSQL, its own jar)
+ * imports nothing of the project and only the bench uses it. A lower layer that needs something
+ * from a higher one gets it passed in; it never imports it.
  */
 class LayeringTest {
 
@@ -55,6 +55,8 @@ class LayeringTest {
         .definedBy("io.fencekeeper.run..")
         .layer("verify")
         .definedBy("io.fencekeeper.verify..")
+        .layer("archive")
+        .definedBy("io.fencekeeper.archive..")
         .layer("node")
         .definedBy("io.fencekeeper.node..")
         .layer("api")
@@ -72,23 +74,35 @@ class LayeringTest {
         .whereLayer("bench")
         .mayNotBeAccessedByAnyLayer()
         .whereLayer("api")
-        .mayOnlyBeAccessedByLayers("cli")
+        .mayOnlyBeAccessedByLayers("cli", "bench")
         .whereLayer("node")
         .mayOnlyBeAccessedByLayers("api", "bench", "cli")
         .whereLayer("verify")
         .mayOnlyBeAccessedByLayers("node", "api", "bench", "cli")
+        .whereLayer("archive")
+        .mayOnlyBeAccessedByLayers("node", "api", "bench", "cli")
         .whereLayer("run")
-        .mayOnlyBeAccessedByLayers("verify", "node", "api", "bench", "cli")
+        .mayOnlyBeAccessedByLayers("verify", "archive", "node", "api", "bench", "cli")
         .whereLayer("dispatch")
-        .mayOnlyBeAccessedByLayers("run", "verify", "node", "api", "bench", "cli")
+        .mayOnlyBeAccessedByLayers("run", "verify", "archive", "node", "api", "bench", "cli")
         .whereLayer("worker")
-        .mayOnlyBeAccessedByLayers("dispatch", "run", "verify", "node", "api", "bench", "cli")
+        .mayOnlyBeAccessedByLayers(
+            "dispatch", "run", "verify", "archive", "node", "api", "bench", "cli")
         .whereLayer("provider")
         .mayOnlyBeAccessedByLayers(
-            "worker", "dispatch", "run", "verify", "node", "api", "bench", "cli")
+            "worker", "dispatch", "run", "verify", "archive", "node", "api", "bench", "cli")
         .whereLayer("item")
         .mayOnlyBeAccessedByLayers(
-            "provider", "worker", "dispatch", "run", "verify", "node", "api", "bench", "cli")
+            "provider",
+            "worker",
+            "dispatch",
+            "run",
+            "verify",
+            "archive",
+            "node",
+            "api",
+            "bench",
+            "cli")
         .whereLayer("journal")
         .mayOnlyBeAccessedByLayers(
             "item",
@@ -97,6 +111,7 @@ class LayeringTest {
             "dispatch",
             "run",
             "verify",
+            "archive",
             "node",
             "api",
             "bench",

@@ -313,8 +313,13 @@ final class ProcessCluster implements AutoCloseable {
   }
 
   static String awaitLine(Path log, Pattern pattern, Process process) {
+    return awaitLineWithin(Duration.ofSeconds(60), log, pattern, process);
+  }
+
+  /** The first group of {@code pattern} once {@code log} has it; fails if the process exits. */
+  static String awaitLineWithin(Duration timeout, Path log, Pattern pattern, Process process) {
     return Await.until(
-        Duration.ofSeconds(60),
+        timeout,
         pattern + " in " + log,
         () -> {
           if (!process.isAlive()) {

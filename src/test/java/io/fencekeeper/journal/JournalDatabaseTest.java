@@ -60,8 +60,9 @@ class JournalDatabaseTest {
     TestDatabases.Target target = TestDatabases.h2File(dataDir);
     assertMigratesOnce(
         target,
-        7,
-        "journal, run items, lookup index, unique accounts, run staging, run_item shard, run_record");
+        8,
+        "journal, run items, lookup index, unique accounts, run staging, run_item shard, run_record,"
+            + " run archive");
   }
 
   @Test
@@ -69,9 +70,9 @@ class JournalDatabaseTest {
     TestDatabases.Target target = TestDatabases.freshPostgres();
     assertMigratesOnce(
         target,
-        8,
+        9,
         "journal, run items, lookup index, unique accounts, run staging, run_item fillfactor,"
-            + " run_item shard, run_record");
+            + " run_item shard, run_record, run archive");
     try (Connection c =
             DriverManager.getConnection(target.url(), target.user(), target.password());
         ResultSet rs =

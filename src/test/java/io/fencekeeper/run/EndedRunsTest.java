@@ -140,6 +140,87 @@ class EndedRunsTest {
   }
 
   /**
+   * Retention's side of run_record: the runs that ended before a cutoff, oldest first, page by
+   * page; the one pass that claimed the writing last marks the archive, once; a pruned run is a
+   * candidate no more, and reads back with where its archive is.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"h2", "postgresql"})
+  void retentionPagesTheRunsEndedBeforeACutoffAndMarksEachArchiveOnce(String kind) {
+    try (RunItemStore store = store(kind)) {
+      EndedRuns runs = EndedRuns.on(store, json);
+      List<String> byEnd = new ArrayList<>();
+      for (int i = 0; i < 7; i++) {
+        RunRecord run = ended("nightly", "2026-11-" + (10 + i), RunState.SUCCEEDED, i);
+        runs.file(run, RunSignals.NONE);
+        byEnd.add(run.runId());
+      }
+      Instant cutoff = T.plusSeconds(60L * 5); // the first five ended before it
+      List<String> paged = new ArrayList<>();
+      EndedRuns.Filed after = null;
+      do {
+        List<EndedRuns.Filed> page = runs.endedBefore(cutoff, after, 2);
+        page.forEach(f -> paged.add(f.record().runId()));
+        after = page.size() < 2 ? null : page.get(page.size() - 1);
+      } while (after != null);
+      assertEquals(byEnd.subList(0, 5), paged);
+
+      // ended in nanoseconds, kept in microseconds: a page of one starts after its cursor
+      List<String> nanos = new ArrayList<>();
+      for (int i = 0; i < 4; i++) {
+        RunRecord run =
+            ended("nanos", "2026-11-0" + (i + 1), RunState.SUCCEEDED, 0)
+                .ended(
+                    RunState.SUCCEEDED,
+                    RunProgress.initial(1),
+                    "why",
+                    T.plusNanos(123_456_400L + 200L * i));
+        runs.file(run, RunSignals.NONE);
+        nanos.add(run.runId());
+      }
+      List<String> ones = new ArrayList<>();
+      EndedRuns.Filed last = null;
+      for (int page = 0; page < 8; page++) {
+        List<EndedRuns.Filed> one = runs.endedBefore(T.plusSeconds(1), last, 1);
+        if (one.isEmpty()) {
+          break;
+        }
+        ones.add(one.get(0).record().runId());
+        last = one.get(0);
+      }
+      assertEquals(nanos, ones, "each run once, in order");
+
+      String runId = byEnd.get(0);
+      RunArchive archive =
+          new RunArchive(
+              "nightly__2026-11-10.jsonl.gz", "ab".repeat(32), 1234, 1, 2, "node-1", T, null, 0);
+      assertTrue(runs.claimArchiveWriter(runId, "pass-a"));
+      assertTrue(runs.claimArchiveWriter(runId, "pass-b"), "the last to claim wins");
+      assertTrue(!runs.isArchiveWriter(runId, "pass-a"));
+      assertTrue(!runs.markArchived(runId, "pass-a", archive), "a pass that lost marks nothing");
+      assertTrue(runs.markArchived(runId, "pass-b", archive));
+      assertTrue(!runs.markArchived(runId, "pass-b", archive), "marked once");
+      assertTrue(!runs.claimArchiveWriter(runId, "pass-c"), "an archived run is not written again");
+      assertEquals(archive, runs.find(runId).orElseThrow().archive());
+      assertEquals(archive, runs.find(runId).orElseThrow().view().archive());
+
+      Instant prunedAt = T.plusSeconds(86_400);
+      runs.markPruned(runId, prunedAt);
+      RunArchive pruned = runs.find(runId).orElseThrow().archive();
+      assertEquals(prunedAt, pruned.prunedAt());
+      assertTrue(pruned.pruned());
+      assertEquals(
+          byEnd.subList(1, 5),
+          runs.endedBefore(cutoff, null, 20).stream()
+              .map(f -> f.record().runId())
+              .filter(id -> id.startsWith("nightly/"))
+              .toList(),
+          "a pruned run is no candidate");
+      assertEquals(null, runs.find(byEnd.get(1)).orElseThrow().archive());
+    }
+  }
+
+  /**
    * A node's clock gives creation times in nanoseconds; both databases keep microseconds. A page
    * that starts after a run must not show that run again, whichever way its time was cut.
    */

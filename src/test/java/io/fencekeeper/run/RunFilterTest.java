@@ -42,7 +42,8 @@ class RunFilterTest {
         null,
         null,
         "scope",
-        "default");
+        "default",
+        null);
   }
 
   static final Instant T = Instant.parse("2026-11-30T01:00:00Z");
