@@ -146,6 +146,11 @@ final class LiveRuns {
     assign();
   }
 
+  /** No run is steered. */
+  boolean isEmpty() {
+    return runs.isEmpty();
+  }
+
   Optional<LiveRun> get(String runId) {
     return Optional.ofNullable(runs.get(runId));
   }

@@ -140,6 +140,8 @@ public final class RunCoordinator
 
   record Tick() implements Command {}
 
+  record IdleTick() implements Command {}
+
   /** Every node that hosts item shards, as the receptionist lists their agents. */
   record AgentsChanged(Set<ActorRef<DispatchProtocol.ToAgent>> agents) implements Command {}
 
@@ -339,7 +341,9 @@ public final class RunCoordinator
   private final Dependencies deps;
   private final LiveRuns live;
   private UniqueKillSwitch projection;
+  private final TimerScheduler<Command> timers;
   private long ticks;
+  private long idleSinceNanos = System.nanoTime();
   // ended runs being written to run_record
   private final Set<String> filing = new java.util.HashSet<>();
 
@@ -347,6 +351,7 @@ public final class RunCoordinator
       ActorContext<Command> ctx, TimerScheduler<Command> timers, Dependencies deps) {
     super(PERSISTENCE_ID);
     this.ctx = ctx;
+    this.timers = timers;
     this.clock = deps.clock();
     this.deps = deps;
     this.live =
@@ -373,7 +378,44 @@ public final class RunCoordinator
                     ClusterEvent.MemberRemoved.class,
                     removed -> new MemberRemoved(removed.member().address())),
                 ClusterEvent.MemberRemoved.class));
-    timers.startTimerWithFixedDelay(new Tick(), Duration.ofMillis(250));
+    timers.startTimerWithFixedDelay(IDLE_TICK, new IdleTick(), IDLE_EVERY);
+  }
+
+  private static final String TICK = "tick";
+  private static final String IDLE_TICK = "idle-tick";
+
+  /**
+   * With no run held, the coordinator looks around this rarely: an idle cluster must not wake up
+   * four times a second for nothing (docs/design.md, "Runs and the coordinator").
+   */
+  static final Duration IDLE_EVERY = Duration.ofSeconds(60);
+
+  /** A run is held: the deadline check every 250 ms, and the counters' projection, run. */
+  private void wake(State state) {
+    if (!timers.isTimerActive(TICK)) {
+      timers.startTimerWithFixedDelay(TICK, new Tick(), Duration.ofMillis(250));
+    }
+    if (projection == null) {
+      projection = SignalProjection.start(ctx.getSystem(), state.signalOffset(), ctx.getSelf());
+    }
+  }
+
+  /**
+   * Idle: the live projection stops a minute after the last run left (it polls the journal every
+   * second); while it is stopped, the tagged events written since (a late holder refused after a
+   * run ended) are counted once a minute.
+   */
+  private ReplyEffect<Event, State> onIdleTick(State state, IdleTick idle) {
+    if (timers.isTimerActive(TICK)) {
+      return Effect().noReply();
+    }
+    if (projection == null) {
+      SignalProjection.catchUp(ctx.getSystem(), state.signalOffset(), ctx.getSelf());
+    } else if (System.nanoTime() - idleSinceNanos >= IDLE_EVERY.toNanos()) {
+      projection.shutdown();
+      projection = null;
+    }
+    return Effect().noReply();
   }
 
   @Override
@@ -404,12 +446,15 @@ public final class RunCoordinator
   private void stopProjection() {
     if (projection != null) {
       projection.shutdown();
+      projection = null;
     }
   }
 
   /** Continues where the previous coordinator stopped: the nodes dispatched on meanwhile. */
   private void onRecovered(State state) {
-    projection = SignalProjection.start(ctx.getSystem(), state.signalOffset(), ctx.getSelf());
+    if (!state.runs().isEmpty()) {
+      wake(state);
+    }
     fileEnded(state); // a journal of an older version holds every run ever: filed now
     for (RunRecord run : state.runs().values()) {
       if (run.state() == RunState.RUNNING) {
@@ -434,6 +479,7 @@ public final class RunCoordinator
         .onCommand(
             GetGovernor.class, (state, cmd) -> Effect().reply(cmd.replyTo(), governorReply(state)))
         .onCommand(Tick.class, this::onTick)
+        .onCommand(IdleTick.class, this::onIdleTick)
         .onCommand(AgentsChanged.class, (state, c) -> soft(() -> live.agents(c.agents())))
         .onCommand(NodeReported.class, (state, c) -> soft(() -> live.reported(c.report())))
         .onCommand(MemberRemoved.class, (state, c) -> soft(() -> live.removed(c.member())))
@@ -519,6 +565,7 @@ public final class RunCoordinator
                       run.itemCount(),
                       run.deadline());
               live.start(run, governor(s), false);
+              wake(s);
             })
         .thenReply(cmd.replyTo(), s -> new Created(view(s, s.runs().get(request.runId()))));
   }
@@ -564,6 +611,7 @@ public final class RunCoordinator
               RunRecord resumed = s.runs().get(run.runId());
               ctx.getLog().info("run {} resumed with deadline {}", run.runId(), resumed.deadline());
               live.start(resumed, governor(s), false);
+              wake(s);
             })
         .thenReply(cmd.replyTo(), s -> new ControlAccepted(view(s, s.runs().get(run.runId()))));
   }
@@ -744,6 +792,10 @@ public final class RunCoordinator
     if (++ticks % STEER_EVERY_TICKS == 0) {
       live.tick();
       fileEnded(state);
+      if (state.runs().isEmpty() && filing.isEmpty() && live.isEmpty()) {
+        timers.cancel(TICK); // nothing held: the idle tick looks once a minute
+        idleSinceNanos = System.nanoTime();
+      }
     }
     return Effect().noReply();
   }

@@ -87,14 +87,13 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
     return Behaviors.setup(
         context ->
             Behaviors.withTimers(
-                timers -> {
-                  timers.startTimerWithFixedDelay(new Recount(), RECOUNT_EVERY);
-                  return new WorkerPool(context, timers, capacity, nodeName, attempts, local);
-                }));
+                timers -> new WorkerPool(context, timers, capacity, nodeName, attempts, local)));
   }
 
   /** How often a pool asks again a dispatcher that was dry, and looks for work to steal. */
   static final Duration RECOUNT_EVERY = Duration.ofMillis(500);
+
+  private static final String RECOUNT = "recount";
 
   /** How often the endings of stolen items go back to their dispatchers, together. */
   static final Duration SEND_SETTLED_EVERY = Duration.ofMillis(250);
@@ -205,6 +204,12 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
   private Behavior<Command> onDispatchersChanged(DispatchersChanged changed) {
     if (leaving.get()) {
       return this;
+    }
+    // the recount runs only while some run is dispatched: an idle node does not wake for nothing
+    if (changed.dispatchers().isEmpty()) {
+      timers.cancel(RECOUNT);
+    } else if (!timers.isTimerActive(RECOUNT)) {
+      timers.startTimerWithFixedDelay(RECOUNT, new Recount(), RECOUNT_EVERY);
     }
     requested.keySet().retainAll(changed.dispatchers());
     dryUntil.keySet().retainAll(changed.dispatchers());

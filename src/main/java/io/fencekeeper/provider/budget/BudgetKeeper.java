@@ -19,6 +19,7 @@ import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.SupervisorStrategy;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 import org.apache.pekko.cluster.MemberStatus;
 import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.cluster.typed.ClusterSingleton;
@@ -47,6 +48,14 @@ public final class BudgetKeeper
 
   /** How often leases are checked and the budget may grow by one. */
   static final Duration TICK = Duration.ofMillis(250);
+
+  /**
+   * While no provider has a budget there is nothing to take back in time: the keeper looks every
+   * few seconds only (an idle node must not wake up four times a second for nothing).
+   */
+  static final Duration IDLE_TICK = Duration.ofSeconds(5);
+
+  private static final String TICK_KEY = "tick";
 
   /**
    * The keeper's configuration, from the node it runs on: the budget of every configured provider
@@ -78,10 +87,15 @@ public final class BudgetKeeper
         ctx ->
             Behaviors.withTimers(
                 timers -> {
-                  timers.startTimerWithFixedDelay(new Tick(), TICK);
+                  timers.startSingleTimer(TICK_KEY, new Tick(), TICK);
                   Cluster cluster = Cluster.get(ctx.getSystem());
                   return new BudgetKeeper(
-                      ctx, settings, Clock.systemUTC(), System::nanoTime, () -> upMembers(cluster));
+                      ctx,
+                      timers,
+                      settings,
+                      Clock.systemUTC(),
+                      System::nanoTime,
+                      () -> upMembers(cluster));
                 }));
   }
 
@@ -196,6 +210,7 @@ public final class BudgetKeeper
   private final LongSupplier nanos;
   private final Supplier<Set<String>> upMembers;
   private final Map<String, BudgetBook> books = new TreeMap<>();
+  private final TimerScheduler<Command> timers;
   private final Map<String, ActorRef<Grant>> holderRefs = new HashMap<>();
 
   /** This incarnation: the grants it sends are acknowledged by it. */
@@ -203,12 +218,14 @@ public final class BudgetKeeper
 
   BudgetKeeper(
       ActorContext<Command> ctx,
+      TimerScheduler<Command> timers,
       Settings settings,
       Clock clock,
       LongSupplier nanos,
       Supplier<Set<String>> upMembers) {
     super(PERSISTENCE_ID);
     this.ctx = ctx;
+    this.timers = timers;
     this.settings = settings;
     this.clock = clock;
     this.nanos = nanos;
@@ -329,11 +346,13 @@ public final class BudgetKeeper
     return Effect()
         .persist(new BudgetChanged(set.provider(), set.budget(), clock.instant()))
         .thenRun(
-            s ->
-                send(
-                    books
-                        .get(set.provider())
-                        .set(set.budget(), "operator", nanos.getAsLong(), clock.instant())))
+            s -> {
+              send(
+                  books
+                      .get(set.provider())
+                      .set(set.budget(), "operator", nanos.getAsLong(), clock.instant()));
+              scheduleTick(); // a budget now: its leases are watched every 250 ms from now on
+            })
         .thenReply(
             set.replyTo(), s -> new BudgetSet(books.get(set.provider()).view(nanos.getAsLong())));
   }
@@ -346,7 +365,14 @@ public final class BudgetKeeper
     Set<String> holding = new HashSet<>();
     books.values().forEach(book -> holding.addAll(book.holderIds()));
     holderRefs.keySet().retainAll(holding);
+    scheduleTick();
     return Effect().noReply();
+  }
+
+  /** Every 250 ms while a provider has a budget, else every few seconds. */
+  private void scheduleTick() {
+    boolean limited = books.values().stream().anyMatch(book -> book.budget().limited());
+    timers.startSingleTimer(TICK_KEY, new Tick(), limited ? TICK : IDLE_TICK);
   }
 
   private void send(List<BudgetBook.Outgoing> outgoing) {
