@@ -13,14 +13,14 @@
 # time); stop the nodes. Measured over the measured run only:
 #   items/s            done / (endedAt - createdAt), as the run reports it
 #   node CPU/item      utime+stime of every node process (/proc/<pid>/stat), per item
-#   singleton node     node 1 (the oldest: it hosts the run coordinator singleton and the run's
-#                      dispatcher; checked against GET /api/cluster): its CPU per item by thread
-#                      group (/proc/<pid>/task/*/stat, names without their numbers), and the share
-#                      of its JFR execution samples (every 1 ms) whose outermost io.fencekeeper frame is the
-#                      coordinator (run.RunCoordinator) or the dispatcher (run.RunDispatcher and its
-#                      parts: WorkQueue, StatusBoard, ProgressMeter, CloseSweep, RunItemStore,
-#                      run.governor), applied to its process CPU: the coordinator's and the
-#                      dispatcher's CPU per item
+#   singleton node     node 1 (the oldest: it hosts the run coordinator singleton, and like every
+#                      node dispatches the items it hosts; checked against GET /api/cluster): its
+#                      CPU per item by thread group (/proc/<pid>/task/*/stat, names without their
+#                      numbers), and the share of its JFR execution samples (every 1 ms) whose
+#                      outermost io.fencekeeper frame is the coordinator (run.RunCoordinator and its
+#                      parts: LiveRuns, LiveRun, Slices, CloseSweep, run.governor) or the node's
+#                      dispatcher (the dispatch package), applied to its process CPU: the
+#                      coordinator's and the dispatcher's CPU per item
 #   database CPU/item  PostgreSQL's CPU: the postmaster's own and its children's, live ones from
 #                      /proc and exited ones from the postmaster's cutime/cstime (only for the
 #                      PostgreSQL this script starts)
@@ -102,8 +102,8 @@ thread_ticks() {
 jfr_shares() {
   jfr print --events jdk.ExecutionSample --stack-depth 128 "$1" | awk '
     function category(frame) {
-      if (frame ~ /io\.fencekeeper\.run\.RunCoordinator/) return "coordinator";
-      if (frame ~ /io\.fencekeeper\.run\.(RunDispatcher|WorkQueue|StatusBoard|ProgressMeter|CloseSweep|RunItemStore|governor\.)/) return "dispatcher";
+      if (frame ~ /io\.fencekeeper\.run\.(RunCoordinator|LiveRuns?|Slices|CloseSweep|governor\.)/) return "coordinator";
+      if (frame ~ /io\.fencekeeper\.dispatch\./) return "dispatcher";
       if (frame ~ /io\.fencekeeper\.run\./) return "run (other)";
       if (frame ~ /io\.fencekeeper\.worker\./) return "worker";
       if (frame ~ /io\.fencekeeper\.item\./) return "item entity";

@@ -9,9 +9,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Resume and cancel, on a node of their own: a cancelled run's dispatcher currently deregisters
- * from the cluster receptionist twice, which stops the receptionist of that node (and with it
- * claim-next) — kept away from the shared test node until run/RunDispatcher is fixed.
+ * Resume and cancel, on a node of their own: a cancel ends the run's dispatchers on the node, which
+ * the shared test node's other runs need not see.
  */
 class RunControlApiTest {
 
