@@ -28,26 +28,30 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 25, item 8: bad luck is not poison. Three {@code serve} processes at the default quarantine
- * setting (two lost holders in a row). Node 3 is paused past its leases (not long enough to be
- * downed) and its items are taken over; it wakes and its workers try to go on; then the node that
- * holds one of those taken-over items is killed while it works on it. That item's last two leases
- * both ended without a word from their holders, which the old rule read as a poison item; but the
- * first holder spoke again, so only one holder is lost: the item is done, nothing is quarantined
- * and the run succeeds. (The poison item that kills every node that takes it is still quarantined
- * after two node deaths: {@code PoisonItemProcessTest}.)
+ * Issue 25, item 8: bad luck is not poison. Four {@code serve} processes at the default quarantine
+ * setting (two lost holders in a row): two host the item shards, two work them ({@link
+ * ProcessCluster.Launch#shardNodesThenWorkerNodes}). Worker node 3 is paused past its leases (not
+ * long enough to be downed) and its items are taken over; it wakes and its workers try to go on;
+ * then the node that holds one of those taken-over items is killed while it works on it. That
+ * item's last two leases both ended without a word from their holders, which the old rule read as a
+ * poison item; but the first holder spoke again, so only one holder is lost: the item is done,
+ * nothing is quarantined and the run succeeds. (The poison item that kills every node that takes it
+ * is still quarantined after two node deaths: {@code PoisonItemProcessTest}.)
  */
 class PauseThenKillProcessTest {
 
   /**
    * A failure detector much slower than the pause, even on a loaded machine: node 3 wakes as a
-   * member, mid-attempt (the killed node is then removed a minute after its death).
+   * member, mid-attempt (the killed node is then removed a minute after its death). That breaks the
+   * partition inequality on purpose (a detection far longer than the lease), which a node refuses
+   * unless told that this is meant.
    */
   static final Map<String, Object> PATIENT_DETECTOR =
       Map.of(
           "pekko.cluster.failure-detector.acceptable-heartbeat-pause", "60s",
           "pekko.cluster.split-brain-resolver.stable-after", "4s",
-          "pekko.cluster.split-brain-resolver.down-all-when-unstable", "off");
+          "pekko.cluster.split-brain-resolver.down-all-when-unstable", "off",
+          "fencekeeper.unsafe-partition-timings", true);
 
   /** An item held by a worker of {@code holder} that took it over from a paused worker. */
   record Victim(ItemId item, String holder, String pausedHolder) {}
@@ -57,7 +61,16 @@ class PauseThenKillProcessTest {
     // slow calls (a lookup, a plan and an apply of 4 s each) keep a taken-over item in its new
     // holder's hands long enough to kill that holder's node while it works on it
     try (ProcessCluster cluster =
-        new ProcessCluster(4, PATIENT_DETECTOR, "--latency-ms", "4000", "--seed", "25")) {
+        new ProcessCluster(
+            4,
+            PATIENT_DETECTOR,
+            ProcessCluster.Launch.shardNodesThenWorkerNodes(),
+            "--latency-ms",
+            "4000",
+            "--seed",
+            "25")) {
+      // a second worker node: it takes over from node 3 while node 3 sleeps, and is then killed
+      cluster.awaitReady(cluster.startNode(4, List.of(cluster.nodes.get(0).address())));
       String job = "pause-kill";
       List<AccountCursor> accounts = accounts(90);
       RunView created = createRun(cluster.client, job, accounts);

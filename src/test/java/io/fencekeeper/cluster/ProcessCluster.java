@@ -48,7 +48,8 @@ final class ProcessCluster implements AutoCloseable {
 
   /**
    * How node {@code n}'s process is started beyond the operator's environment: a command before
-   * java (faketime, setpriv) and extra environment variables (a fault, never a setting).
+   * java (faketime, setpriv) and extra environment variables (a fault, or this node's own role,
+   * e.g. no item shards).
    */
   record Launch(List<String> prefix, Map<String, String> env) {
     static final Launch PLAIN = new Launch(List.of(), Map.of());
@@ -56,6 +57,21 @@ final class ProcessCluster implements AutoCloseable {
     /** {@code launch} for node {@code n} alone (a restart of it too), the others plain. */
     static IntFunction<Launch> forNode(int n, Launch launch) {
       return node -> node == n ? launch : PLAIN;
+    }
+
+    /**
+     * Nodes 1 and 2 host the item shards and have no workers; nodes 3 and up are workers without
+     * item shards ({@code FENCEKEEPER_HOST_SHARDS}, docs/design.md "Dispatch on every node"). Every
+     * lease is then held on another node than its item's entity, so a worker node that pauses
+     * leaves leases that another worker node takes over while it sleeps. (A node that hosts shards
+     * works their items itself, and those wait for it when it pauses: their entities sleep too.)
+     */
+    static IntFunction<Launch> shardNodesThenWorkerNodes() {
+      Launch shards =
+          new Launch(
+              List.of(), Map.of("FENCEKEEPER_WORKERS", "0", "FENCEKEEPER_HOST_SHARDS", "on"));
+      Launch workers = new Launch(List.of(), Map.of("FENCEKEEPER_HOST_SHARDS", "off"));
+      return node -> node <= 2 ? shards : workers;
     }
   }
 
