@@ -97,8 +97,14 @@ class CountersMatchJournalProcessTest {
       String runId = created.runId();
       awaitDone(cluster.client, runId, 100, Duration.ofSeconds(90), "a tenth of the run done");
 
-      // 1. pause node 3 past its leases; the others take its items over
+      // 1. pause node 3 past its leases, while its workers hold some (a pool that found nothing
+      // to steal waits up to 8 s before it asks again); the others take its items over
       ProcessCluster.NodeProcess paused = cluster.nodes.get(2);
+      Await.until(
+          Duration.ofSeconds(60),
+          "node 3's workers on items",
+          () -> workersInFlight(paused),
+          inFlight -> inFlight >= 2);
       ProcessCluster.signal(paused.process(), "STOP");
       awaitView(cluster, runId, "leases of the paused node taken over", r -> r.takeovers() > 0);
       ProcessCluster.signal(paused.process(), "CONT");
@@ -246,6 +252,20 @@ class CountersMatchJournalProcessTest {
     } catch (java.io.IOException | InterruptedException e) {
       throw new IllegalStateException(path + ": " + e);
     }
+  }
+
+  /** GET /api/cluster on the node: how many attempts its own worker pool runs (-1: unknown). */
+  private static int workersInFlight(ProcessCluster.NodeProcess node) {
+    try {
+      for (JsonNode member : JSON.readTree(get(node, "/api/cluster")).path("members")) {
+        if (member.path("self").asBoolean()) {
+          return member.path("workers").path("inFlight").asInt(-1);
+        }
+      }
+    } catch (RuntimeException | java.io.IOException e) {
+      // not now
+    }
+    return -1;
   }
 
   /** GET /api/runs/{runId}: the figures the dashboard, status and run report show. */

@@ -94,11 +94,12 @@ class PartitionProcessTest {
           HttpProvider.create(cluster.simUrl, Duration.ofSeconds(2), Duration.ofSeconds(10));
 
       // a straggler: a worker of the minority holding a lease on an item that needs an effect
-      ItemId stragglerItem = lastItemNeedingAnEffect(provider, job, accounts);
-      Plan stragglerPlan = provider.plan(stragglerItem).toCompletableFuture().get();
       String straggler = minority.address() + "/w-straggler";
-      JsonNode claim = claimThroughApi(minority, stragglerItem, straggler);
-      long stragglerToken = claim.get("token").asLong();
+      Map.Entry<ItemId, JsonNode> claimed =
+          claimAnOpenItem(cluster, minority, provider, job, accounts, straggler);
+      ItemId stragglerItem = claimed.getKey();
+      Plan stragglerPlan = provider.plan(stragglerItem).toCompletableFuture().get();
+      long stragglerToken = claimed.getValue().get("token").asLong();
 
       List<Integer> others =
           List.of(
@@ -277,20 +278,39 @@ class PartitionProcessTest {
   }
 
   /** The scope's last item whose plan has something to apply (one in ten has nothing). */
-  private static ItemId lastItemNeedingAnEffect(
-      HttpProvider provider, String job, List<AccountCursor> accounts) throws Exception {
+  /**
+   * Claims, for {@code workerId} through {@code node}'s API, an item that needs an effect and is
+   * not claimed nor done yet, from the last account back: each node works its own shards in its own
+   * order, so any item may already be done, and one may be claimed by its dispatcher between the
+   * look and the claim (409: the next one is tried).
+   */
+  private static Map.Entry<ItemId, JsonNode> claimAnOpenItem(
+      ProcessCluster cluster,
+      ProcessCluster.NodeProcess node,
+      HttpProvider provider,
+      String job,
+      List<AccountCursor> accounts,
+      String workerId)
+      throws Exception {
     for (int i = accounts.size() - 1; i >= 0; i--) {
       AccountCursor account = accounts.get(i);
       ItemId id = ItemId.of(job, DATE, account.accountId(), account.cursor());
-      if (!provider.plan(id).toCompletableFuture().get().nothingToDo()) {
-        return id;
+      if (item(cluster.client, id).status() != WorkItem.Status.PENDING
+          || provider.plan(id).toCompletableFuture().get().nothingToDo()) {
+        continue;
       }
+      HttpResponse<String> response = postClaim(node, id, workerId);
+      if (response.statusCode() == 409) {
+        continue;
+      }
+      assertEquals(200, response.statusCode(), response.body());
+      return Map.entry(id, new ObjectMapper().readTree(response.body()));
     }
-    throw new AssertionError("no item needs an effect");
+    throw new AssertionError("no open item needs an effect");
   }
 
   /** POST /api/items/{itemId}/claim on the node's own HTTP API (loopback, no token). */
-  private static JsonNode claimThroughApi(
+  private static HttpResponse<String> postClaim(
       ProcessCluster.NodeProcess node, ItemId item, String workerId) throws Exception {
     String body =
         "{\"workerId\": \""
@@ -298,23 +318,20 @@ class PartitionProcessTest {
             + "\", \"leaseMillis\": "
             + ClusterFixture.LEASE.toMillis()
             + "}";
-    HttpResponse<String> response =
-        HttpClient.newHttpClient()
-            .send(
-                HttpRequest.newBuilder(
-                        URI.create(
-                            "http://127.0.0.1:"
-                                + node.httpPort()
-                                + "/api/items/"
-                                + ApiClient.segment(item.value())
-                                + "/claim"))
-                    .header("Content-Type", "application/json")
-                    .timeout(Duration.ofSeconds(20))
-                    .POST(HttpRequest.BodyPublishers.ofString(body))
-                    .build(),
-                HttpResponse.BodyHandlers.ofString());
-    assertEquals(200, response.statusCode(), response.body());
-    return new ObjectMapper().readTree(response.body());
+    return HttpClient.newHttpClient()
+        .send(
+            HttpRequest.newBuilder(
+                    URI.create(
+                        "http://127.0.0.1:"
+                            + node.httpPort()
+                            + "/api/items/"
+                            + ApiClient.segment(item.value())
+                            + "/claim"))
+                .header("Content-Type", "application/json")
+                .timeout(Duration.ofSeconds(20))
+                .POST(HttpRequest.BodyPublishers.ofString(body))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
   }
 
   /** The Split Brain Resolver's decision as the node logged it (WARN), with its time. */
