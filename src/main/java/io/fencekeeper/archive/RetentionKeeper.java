@@ -1,6 +1,7 @@
 package io.fencekeeper.archive;
 
 import io.fencekeeper.CborSerializable;
+import io.fencekeeper.DaemonThreads;
 import io.fencekeeper.item.ItemAudit;
 import io.fencekeeper.run.EndedRuns;
 import io.fencekeeper.run.RunCoordinator;
@@ -115,13 +116,7 @@ public final class RetentionKeeper {
   private RetentionKeeper(ActorContext<Command> ctx, Dependencies deps) {
     this.ctx = ctx;
     this.deps = deps;
-    this.thread =
-        Executors.newSingleThreadExecutor(
-            runnable -> {
-              Thread t = new Thread(runnable, "fencekeeper-retention");
-              t.setDaemon(true);
-              return t;
-            });
+    this.thread = Executors.newSingleThreadExecutor(DaemonThreads.named("fencekeeper-retention"));
   }
 
   private Behavior<Command> idle() {

@@ -114,6 +114,8 @@ public final class WorkItem
   }
 
   private final ItemId itemId;
+  // the id as a string and its key, once per incarnation: every reply carries both
+  private final String itemValue;
   private final String idempotencyKey;
   private final Clock clock;
   private final Settings settings;
@@ -128,7 +130,8 @@ public final class WorkItem
   private WorkItem(ItemId itemId, Clock clock, Settings settings, Runnable passivate) {
     super(persistenceId(itemId));
     this.itemId = itemId;
-    this.idempotencyKey = itemId.idempotencyKey(); // a SHA-256: once per incarnation, not per reply
+    this.itemValue = persistenceId().entityId();
+    this.idempotencyKey = ItemId.idempotencyKeyOf(itemValue);
     this.clock = clock;
     this.settings = settings;
     this.passivate = passivate;
@@ -938,7 +941,7 @@ public final class WorkItem
             cmd.replyTo(),
             s ->
                 new Claimed(
-                    itemId.value(),
+                    itemValue,
                     s.token(),
                     s.leaseExpiresAt(),
                     s.attempt(),
@@ -1325,7 +1328,7 @@ public final class WorkItem
   }
 
   private ItemView view(State s) {
-    return ItemView.of(itemId.value(), idempotencyKey, s);
+    return ItemView.of(itemValue, idempotencyKey, s);
   }
 
   private static String truncate(String text) {

@@ -4,6 +4,7 @@ import static io.fencekeeper.provider.http.HttpProtocol.json;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.typesafe.config.ConfigFactory;
+import io.fencekeeper.DaemonThreads;
 import io.fencekeeper.provider.Plan;
 import io.fencekeeper.provider.Receipt;
 import io.fencekeeper.provider.http.HttpProtocol;
@@ -31,6 +32,9 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
@@ -79,10 +83,13 @@ import scala.concurrent.ExecutionContextExecutor;
  * {@link SimFaults}. Runs in-process (the embedded default on the node's actor system, tests on a
  * small system of their own) or as its own process ({@link SimProviderCommand}).
  *
- * <p>Nothing blocks: a delayed request waits on the actor system's scheduler and is answered on its
- * dispatcher, so a slow provider with many callers stays cheap to simulate. Each connection carries
- * one request at a time; a cleanup that is "accepted and never answered" ends its connection
- * without an answer (at once, or after holding it silently for {@code holdAfterAcceptMs}).
+ * <p>Nothing blocks: a delayed request waits on one timer thread of the sim's own and is answered
+ * on the actor system's dispatcher, so a slow provider with many callers stays cheap to simulate.
+ * (Not on Pekko's scheduler: its 10 ms ticks made a latency of 5 ms about 30 ms and one of 20 ms
+ * about 40 ms; the JDK's scheduled executor keeps a latency within a millisecond of what was
+ * asked.) Each connection carries one request at a time; a cleanup that is "accepted and never
+ * answered" ends its connection without an answer (at once, or after holding it silently for {@code
+ * holdAfterAcceptMs}).
  */
 public final class SimProviderServer implements AutoCloseable {
 
@@ -101,6 +108,7 @@ public final class SimProviderServer implements AutoCloseable {
   private final ActorSystem system;
   private final ActorSystem ownedSystem;
   private final ExecutionContextExecutor executor;
+  private final ScheduledExecutorService delays;
   private final Materializer materializer;
   private final RandomGenerator random;
   private final SimLedger ledger = new SimLedger();
@@ -117,6 +125,8 @@ public final class SimProviderServer implements AutoCloseable {
     this.system = system;
     this.ownedSystem = ownedSystem;
     this.executor = system.dispatcher();
+    this.delays =
+        Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("sim-provider-latency"));
     this.materializer = SystemMaterializer.get(system).materializer();
     this.log = Logging.getLogger(system, SimProviderServer.class);
     // the sim holds requests on purpose (latency, accepted and never answered): no request
@@ -308,6 +318,7 @@ public final class SimProviderServer implements AutoCloseable {
       // the listening socket closes with the actor system at the latest
     } finally {
       connections.forEach(SharedKillSwitch::shutdown);
+      delays.shutdownNow();
       if (ownedSystem != null) {
         StandaloneSystem.terminate(ownedSystem);
       }
@@ -621,22 +632,24 @@ public final class SimProviderServer implements AutoCloseable {
   private CompletionStage<HttpResponse> later(
       long millis, Supplier<CompletionStage<HttpResponse>> action) {
     CompletableFuture<HttpResponse> answer = new CompletableFuture<>();
-    system
-        .scheduler()
-        .scheduleOnce(
-            Duration.ofMillis(millis),
-            () -> {
-              try {
-                action
-                    .get()
-                    .whenComplete(
-                        (response, failure) ->
-                            answer.complete(failure != null ? internalError(failure) : response));
-              } catch (RuntimeException e) {
-                answer.complete(internalError(e));
-              }
-            },
-            executor);
+    Runnable respond =
+        () -> {
+          try {
+            action
+                .get()
+                .whenComplete(
+                    (response, failure) ->
+                        answer.complete(failure != null ? internalError(failure) : response));
+          } catch (RuntimeException e) {
+            answer.complete(internalError(e));
+          }
+        };
+    try {
+      // the timer thread only hands over: the answer is built on the dispatcher
+      delays.schedule(() -> executor.execute(respond), millis, TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException closed) {
+      // the server is closing: the request gets no answer, like every other in flight
+    }
     return answer;
   }
 

@@ -1,0 +1,18 @@
+package io.fencekeeper;
+
+import java.util.concurrent.ThreadFactory;
+
+/** Threads of a node's own that must never keep its JVM alive once everything else has stopped. */
+public final class DaemonThreads {
+
+  private DaemonThreads() {}
+
+  /** Daemon threads, each named {@code name}: what a single-thread executor of one job needs. */
+  public static ThreadFactory named(String name) {
+    return runnable -> {
+      Thread thread = new Thread(runnable, name);
+      thread.setDaemon(true);
+      return thread;
+    };
+  }
+}
