@@ -85,11 +85,11 @@ import scala.concurrent.ExecutionContextExecutor;
  *
  * <p>Nothing blocks: a delayed request waits on one timer thread of the sim's own and is answered
  * on the actor system's dispatcher, so a slow provider with many callers stays cheap to simulate.
- * (Not on Pekko's scheduler: its 10 ms ticks made a latency of 5 ms about 30 ms and one of 20 ms
- * about 40 ms; the JDK's scheduled executor keeps a latency within a millisecond of what was
- * asked.) Each connection carries one request at a time; a cleanup that is "accepted and never
- * answered" ends its connection without an answer (at once, or after holding it silently for {@code
- * holdAfterAcceptMs}).
+ * (Not on Pekko's scheduler: with its 10 ms ticks a call at a latency of 5 ms took about 30 ms and
+ * one at 20 ms about 40 ms; on the JDK's scheduled executor they take 7.7 and 23.1 ms, HTTP
+ * included: docs/bench.md, "Where a node's CPU goes".) Each connection carries one request at a
+ * time; a cleanup that is "accepted and never answered" ends its connection without an answer (at
+ * once, or after holding it silently for {@code holdAfterAcceptMs}).
  */
 public final class SimProviderServer implements AutoCloseable {
 
