@@ -7,7 +7,7 @@ public final class DaemonThreads {
 
   private DaemonThreads() {}
 
-  /** Daemon threads, each named {@code name}: what a single-thread executor of one job needs. */
+  /** Daemon threads, all named {@code name}: the threads of one executor that does one job. */
   public static ThreadFactory named(String name) {
     return runnable -> {
       Thread thread = new Thread(runnable, name);

@@ -9,6 +9,7 @@ import static org.apache.pekko.http.javadsl.server.Directives.handleRejections;
 import static org.apache.pekko.http.javadsl.server.Directives.withSizeLimit;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fencekeeper.DaemonThreads;
 import io.fencekeeper.api.web.WebAssets;
 import io.fencekeeper.archive.RetentionKeeper;
 import io.fencekeeper.item.ItemAudit;
@@ -174,13 +175,7 @@ public final class HttpApi {
       FencekeeperNode node, ApiSettings settings, ApiMetrics metrics) {
     ActorSystem<?> system = node.system();
     ExecutorService blocking =
-        Executors.newFixedThreadPool(
-            2,
-            runnable -> {
-              Thread thread = new Thread(runnable, "fencekeeper-api-blocking");
-              thread.setDaemon(true);
-              return thread;
-            });
+        Executors.newFixedThreadPool(2, DaemonThreads.named("fencekeeper-api-blocking"));
     // the node owns the run_item store and its pool; the API only reads through it
     RunItemStore queries = node.runItems();
     ItemAudit audit = new ItemAudit(system);

@@ -2,6 +2,7 @@ package io.fencekeeper.node;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigValueFactory;
+import io.fencekeeper.DaemonThreads;
 import io.fencekeeper.archive.RetentionSettings;
 import io.fencekeeper.dispatch.DispatchAgent;
 import io.fencekeeper.dispatch.NodeDispatcher;
@@ -346,13 +347,7 @@ public final class FencekeeperNode implements AutoCloseable {
 
   /** Scope reading and run_item writes block: they run here, never on an actor's thread. */
   private static ExecutorService blockingExecutor() {
-    return Executors.newFixedThreadPool(
-        4,
-        runnable -> {
-          Thread thread = new Thread(runnable, "fencekeeper-blocking");
-          thread.setDaemon(true);
-          return thread;
-        });
+    return Executors.newFixedThreadPool(4, DaemonThreads.named("fencekeeper-blocking"));
   }
 
   /**

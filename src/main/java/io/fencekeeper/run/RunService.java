@@ -1,5 +1,6 @@
 package io.fencekeeper.run;
 
+import io.fencekeeper.DaemonThreads;
 import io.fencekeeper.Stages;
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemShards;
@@ -28,7 +29,6 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -128,7 +128,7 @@ public final class RunService {
             },
             // staging a scope holds a thread for as long as the scope takes to read: its own
             // threads, so that the dispatchers' page reads never queue behind it
-            Executors.newCachedThreadPool(daemon("fencekeeper-scope-staging")),
+            Executors.newCachedThreadPool(DaemonThreads.named("fencekeeper-scope-staging")),
             idleTimers(),
             system.address().toString(),
             shards);
@@ -137,19 +137,11 @@ public final class RunService {
   /** Heartbeats and patience timers; its thread ends when no staging needs it. */
   private static ScheduledThreadPoolExecutor idleTimers() {
     ScheduledThreadPoolExecutor timers =
-        new ScheduledThreadPoolExecutor(1, daemon("fencekeeper-staging-timer"));
+        new ScheduledThreadPoolExecutor(1, DaemonThreads.named("fencekeeper-staging-timer"));
     timers.setKeepAliveTime(30, TimeUnit.SECONDS);
     timers.allowCoreThreadTimeOut(true);
     timers.setRemoveOnCancelPolicy(true);
     return timers;
-  }
-
-  private static ThreadFactory daemon(String name) {
-    return runnable -> {
-      Thread thread = new Thread(runnable, name);
-      thread.setDaemon(true);
-      return thread;
-    };
   }
 
   /**
