@@ -42,16 +42,23 @@ class PausedNodeProcessTest {
       ProcessCluster.NodeProcess paused = cluster.nodes.get(2);
       ProcessCluster.signal(paused.process(), "STOP");
 
-      // paused past failure detection + stable-after + removal margin, and past its leases:
-      // the survivors removed it and workers elsewhere took its items over
+      long pausedAt = System.nanoTime();
+      // paused past failure detection + stable-after + removal margin (4.5 s with the test
+      // timings), then past its leases (5 s): the survivors removed it and workers elsewhere took
+      // its items over. Typically 10-15 s; the waits are wide because a loaded machine stretches
+      // every step, and a timeout shows the members and the node logs.
       Await.until(
-          Duration.ofSeconds(60),
-          "the paused node downed and its leases taken over",
-          () ->
-              !cluster.isMember(paused.address())
-                  && view(cluster.client, created.runId())
-                      .map(r -> r.takeovers() > 0)
-                      .orElse(false));
+          Duration.ofSeconds(90),
+          "the paused node removed from the cluster",
+          () -> !cluster.isMember(paused.address()),
+          cluster::snapshot);
+      double removedAfter = (System.nanoTime() - pausedAt) / 1e9;
+      Await.until(
+          Duration.ofSeconds(90),
+          "an item of the paused node taken over",
+          () -> view(cluster.client, created.runId()).map(r -> r.takeovers() > 0).orElse(false),
+          () -> view(cluster.client, created.runId()) + "; " + cluster.snapshot());
+      double takenOverAfter = (System.nanoTime() - pausedAt) / 1e9;
       ProcessCluster.signal(paused.process(), "CONT");
       assertTrue(
           paused.process().waitFor(60, TimeUnit.SECONDS),
@@ -63,8 +70,10 @@ class PausedNodeProcessTest {
           assertOneEffectPerKey(cluster.client, job, accounts, cluster.ledger());
       assertEquals(Map.of(), cluster.interleavedWriters(), "A, B, A writers per persistence id");
       System.out.printf(
-          "SIGSTOP/SIGCONT: resumed node exited %d; run %s, stale rejections %d, takeovers %d,"
-              + " effects-per-key %s%n",
+          "SIGSTOP/SIGCONT: removed after %.1f s, first takeover after %.1f s; resumed node exited"
+              + " %d; run %s, stale rejections %d, takeovers %d, effects-per-key %s%n",
+          removedAfter,
+          takenOverAfter,
           paused.process().exitValue(),
           ended.state(),
           ended.staleRejections(),

@@ -29,6 +29,7 @@ import java.util.function.IntFunction;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
+import org.apache.pekko.cluster.typed.Cluster;
 
 /**
  * Three {@code serve} processes of this build, configured like production (the docs/design.md
@@ -268,6 +269,31 @@ final class ProcessCluster implements AutoCloseable {
 
   boolean isMember(String address) {
     return ThreeNodeClusterTest.isMember(client, address);
+  }
+
+  /**
+   * What a test that timed out could see: the members as the in-test client node sees them (its own
+   * status, every member's, the unreachable ones) and the end of every node's log.
+   */
+  String snapshot() {
+    StringBuilder seen = new StringBuilder();
+    var state = Cluster.get(client.system()).state();
+    seen.append("client ")
+        .append(Cluster.get(client.system()).selfMember().status())
+        .append(", members ");
+    state
+        .getMembers()
+        .forEach(m -> seen.append(m.address()).append('=').append(m.status()).append(' '));
+    seen.append(", unreachable ");
+    state.getUnreachable().forEach(m -> seen.append(m.address()).append(' '));
+    for (NodeProcess node : nodes) {
+      seen.append("\n--- node ")
+          .append(node.n())
+          .append(node.process().isAlive() ? " (alive)" : " (exited)")
+          .append(", log tail:\n")
+          .append(tail(node.log()));
+    }
+    return seen.toString();
   }
 
   /** GET /ledger of the sim process: applied effects per idempotency key. */

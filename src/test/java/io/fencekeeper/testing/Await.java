@@ -11,10 +11,26 @@ public final class Await {
   private Await() {}
 
   public static void until(Duration timeout, String what, BooleanSupplier condition) {
+    until(timeout, what, condition, () -> "");
+  }
+
+  /**
+   * As {@link #until(Duration, String, BooleanSupplier)}; on a timeout the failure also carries
+   * {@code explain}, what the waiting test could see then (a process test's node logs, a cluster's
+   * members), taken only when it is needed.
+   */
+  public static void until(
+      Duration timeout, String what, BooleanSupplier condition, Supplier<String> explain) {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (!condition.getAsBoolean()) {
       if (System.nanoTime() > deadline) {
-        throw new AssertionError("timed out after " + timeout + " waiting for " + what);
+        String seen = explain.get();
+        throw new AssertionError(
+            "timed out after "
+                + timeout
+                + " waiting for "
+                + what
+                + (seen.isEmpty() ? "" : "; " + seen));
       }
       LockSupport.parkNanos(Duration.ofMillis(50).toNanos());
     }
