@@ -64,6 +64,19 @@ class PartitionProcessTest {
 
   private static final int MINORITY = 3;
 
+  /**
+   * The removal margin is what absorbs the two sides deciding at different times: the minority must
+   * have decided (and so stopped writing) before the majority starts its shards. With the shared
+   * test timings it is 1.5 s (stable-after); on a loaded 2-core machine the minority's resolver
+   * once decided 2.2 s after the majority's (a CI run: removed at +4.5 s, the minority's decision
+   * and its last commit at +5.2 s). Production gives the margin 10 s (stable-after) of a 26 s
+   * decision, 30 s lease; here 4 s, and the lease grows with it to keep the partition inequality:
+   * 1.5 s detection + 1.5 s decision + 4 s margin < 8 s.
+   */
+  private static final Duration REMOVAL_MARGIN = Duration.ofSeconds(4);
+
+  private static final Duration LEASE = Duration.ofSeconds(8);
+
   @Test
   void minorityCutFromTheClusterIsDownedItsStragglerIsRefusedByTokenAndTheRunSucceeds()
       throws Exception {
@@ -79,7 +92,13 @@ class PartitionProcessTest {
                 // after the split) and a minority worker that took the item over from it before
                 // the minority was downed; K = 3 keeps that from quarantining the item
                 // (docs/design.md, "Lost holders count", names what the rule does not forgive)
-                Map.of("fencekeeper.item.quarantine-after-losses", 3),
+                Map.of(
+                    "fencekeeper.item.quarantine-after-losses",
+                    3,
+                    "pekko.cluster.down-removal-margin",
+                    REMOVAL_MARGIN.toMillis() + "ms",
+                    "fencekeeper.lease",
+                    LEASE.toMillis() + "ms"),
                 ProcessCluster.Launch.forNode(
                     MINORITY,
                     new ProcessCluster.Launch(LoopbackPartition.minorityPrefix(), Map.of())),
@@ -218,7 +237,7 @@ class PartitionProcessTest {
               + " stale rejections %d, takeovers %d, effects-per-key %s%n",
           MINORITY,
           LocalTime.ofInstant(cutAt, ZoneId.systemDefault()),
-          ClusterFixture.LEASE.toSeconds(),
+          LEASE.toSeconds(),
           minorityDecision,
           majorityDecision,
           lastMinorityCommit.map(t -> seconds(cutAt, t)).orElse("none"),
@@ -317,12 +336,7 @@ class PartitionProcessTest {
   /** POST /api/items/{itemId}/claim on the node's own HTTP API (loopback, no token). */
   private static HttpResponse<String> postClaim(
       ProcessCluster.NodeProcess node, ItemId item, String workerId) throws Exception {
-    String body =
-        "{\"workerId\": \""
-            + workerId
-            + "\", \"leaseMillis\": "
-            + ClusterFixture.LEASE.toMillis()
-            + "}";
+    String body = "{\"workerId\": \"" + workerId + "\", \"leaseMillis\": " + LEASE.toMillis() + "}";
     return HttpClient.newHttpClient()
         .send(
             HttpRequest.newBuilder(
