@@ -9,6 +9,8 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.BiFunction;
+import java.util.function.BooleanSupplier;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
@@ -53,6 +55,7 @@ public final class WorkItem
    */
   public static void init(
       ActorSystem<?> system, Clock clock, Settings settings, ItemShards shards) {
+    BooleanSupplier downed = NodeStanding.downed(system);
     ClusterSharding.get(system)
         .init(
             Entity.of(
@@ -67,14 +70,21 @@ public final class WorkItem
                                   ItemId.parse(context.getEntityId()),
                                   clock,
                                   settings,
-                                  () -> context.getShard().tell(new Passivate<>(actor.getSelf())));
+                                  () -> context.getShard().tell(new Passivate<>(actor.getSelf())),
+                                  downed);
                             }))
                 .withMessageExtractor(shards.extractor())
                 .withRole(HOST_ROLE));
   }
 
   public static Behavior<Command> create(ItemId itemId, Clock clock, Settings settings) {
-    return new WorkItem(itemId, clock, settings, () -> {});
+    return create(itemId, clock, settings, () -> false);
+  }
+
+  /** {@code downed}: whether this item's node was downed (it then writes nothing more). */
+  static Behavior<Command> create(
+      ItemId itemId, Clock clock, Settings settings, BooleanSupplier downed) {
+    return new WorkItem(itemId, clock, settings, () -> {}, downed);
   }
 
   public static PersistenceId persistenceId(ItemId itemId) {
@@ -88,7 +98,8 @@ public final class WorkItem
    */
   public static ItemView replay(ItemId itemId, List<Event> events) {
     EventHandler<State, Event> handler =
-        new WorkItem(itemId, Clock.systemUTC(), Settings.defaults(), () -> {}).eventHandler();
+        new WorkItem(itemId, Clock.systemUTC(), Settings.defaults(), () -> {}, () -> false)
+            .eventHandler();
     State state = State.initial();
     for (Event event : events) {
       state = handler.apply(state, event);
@@ -127,7 +138,10 @@ public final class WorkItem
    */
   private final Runnable passivate;
 
-  private WorkItem(ItemId itemId, Clock clock, Settings settings, Runnable passivate) {
+  private final BooleanSupplier downed;
+
+  private WorkItem(
+      ItemId itemId, Clock clock, Settings settings, Runnable passivate, BooleanSupplier downed) {
     super(persistenceId(itemId));
     this.itemId = itemId;
     this.itemValue = persistenceId().entityId();
@@ -135,6 +149,7 @@ public final class WorkItem
     this.clock = clock;
     this.settings = settings;
     this.passivate = passivate;
+    this.downed = downed;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -884,20 +899,62 @@ public final class WorkItem
         newCommandHandlerWithReplyBuilder();
     builder
         .forAnyState()
-        .onCommand(Claim.class, this::onClaim)
-        .onCommand(Renew.class, this::onRenew)
-        .onCommand(RecordEffect.class, this::onRecordEffect)
-        .onCommand(MarkAmbiguous.class, this::onMarkAmbiguous)
-        .onCommand(Complete.class, this::onComplete)
-        .onCommand(RecordEffectAndComplete.class, this::onRecordEffectAndComplete)
-        .onCommand(Fail.class, this::onFail)
-        .onCommand(Release.class, this::onRelease)
-        .onCommand(ClaimAbandoned.class, this::onClaimAbandoned)
-        .onCommand(Close.class, this::onClose)
-        .onCommand(Reopen.class, this::onReopen)
-        .onCommand(Retry.class, this::onRetry)
+        .onCommand(Claim.class, unlessDowned(this::onClaim, this::claimOnDownedNode))
+        .onCommand(Renew.class, unlessDowned(this::onRenew, this::leaseOnDownedNode))
+        .onCommand(RecordEffect.class, unlessDowned(this::onRecordEffect, this::leaseOnDownedNode))
+        .onCommand(
+            MarkAmbiguous.class, unlessDowned(this::onMarkAmbiguous, this::leaseOnDownedNode))
+        .onCommand(Complete.class, unlessDowned(this::onComplete, this::leaseOnDownedNode))
+        .onCommand(
+            RecordEffectAndComplete.class,
+            unlessDowned(this::onRecordEffectAndComplete, this::leaseOnDownedNode))
+        .onCommand(Fail.class, unlessDowned(this::onFail, this::leaseOnDownedNode))
+        .onCommand(Release.class, unlessDowned(this::onRelease, this::leaseOnDownedNode))
+        .onCommand(ClaimAbandoned.class, unlessDowned(this::onClaimAbandoned, this::unanswered))
+        .onCommand(Close.class, unlessDowned(this::onClose, this::unanswered))
+        .onCommand(Reopen.class, unlessDowned(this::onReopen, this::unanswered))
+        .onCommand(Retry.class, unlessDowned(this::onRetry, this::unanswered))
         .onCommand(Get.class, (state, cmd) -> Effect().reply(cmd.replyTo(), accepted(state)));
     return builder.build();
+  }
+
+  // --- a downed node writes nothing -------------------------------------------------------------
+
+  /** When a claim refused by a downed node may be tried again: by then its shard has moved. */
+  static final Duration DOWNED_RETRY = Duration.ofSeconds(1);
+
+  static final String NODE_DOWNED =
+      "this item's node was downed: its shard moves to a live node, and nothing is written here";
+
+  /**
+   * A node that was downed (by the split-brain resolver on either side of a partition, or by an
+   * operator) writes nothing more. The others start its shards once their removal margin has
+   * passed, but its own shard region stops only in a late phase of its coordinated shutdown, and
+   * attempts still running here would go on claiming and committing meanwhile: two live
+   * incarnations of one item, the partition inequality's window stretched by however slow the
+   * shutdown is. A holder's commands are
+   * answered LeaseLost and a claim NotClaimable, nothing journaled, as if the node had died a
+   * moment earlier; the coordinator's and an operator's commands are not answered at all, so their
+   * callers ask again and reach the item's new host.
+   */
+  private <C extends Command> BiFunction<State, C, ReplyEffect<Event, State>> unlessDowned(
+      BiFunction<State, C, ReplyEffect<Event, State>> handler,
+      BiFunction<State, C, ReplyEffect<Event, State>> refused) {
+    return (state, cmd) ->
+        downed.getAsBoolean() ? refused.apply(state, cmd) : handler.apply(state, cmd);
+  }
+
+  private ReplyEffect<Event, State> claimOnDownedNode(State state, Claim cmd) {
+    Instant later = clock.instant().plus(DOWNED_RETRY);
+    return Effect().reply(cmd.replyTo(), new NotClaimable(state.status(), NODE_DOWNED, later));
+  }
+
+  private ReplyEffect<Event, State> leaseOnDownedNode(State state, LeaseCommand cmd) {
+    return Effect().reply(cmd.replyTo(), new LeaseLost(cmd.token(), state.token(), NODE_DOWNED));
+  }
+
+  private ReplyEffect<Event, State> unanswered(State state, Command cmd) {
+    return Effect().noReply();
   }
 
   private ReplyEffect<Event, State> onClaim(State state, Claim cmd) {
