@@ -34,9 +34,6 @@ import org.apache.pekko.cluster.typed.Cluster;
  */
 final class LiveRuns {
 
-  /** A shard nobody hosts is woken at most this often. */
-  static final Duration POKE_EVERY = Duration.ofSeconds(5);
-
   /**
    * A coordinator that starts (a move, a restart) learns what each node holds from its reports
    * before it hands out slices; after this long, a node it has not heard from holds nothing of the
@@ -58,7 +55,6 @@ final class LiveRuns {
   private final Map<String, LiveRun> runs = new TreeMap<>();
   private final Map<String, ActorRef<ToAgent>> agents = new TreeMap<>();
   private final Map<String, NodeView> nodes = new HashMap<>();
-  private final Map<String, Long> pokedAt = new HashMap<>();
   // nodes told there is no run, since their last run
   private final Set<String> toldIdle = new HashSet<>();
   private final long bornNanos = System.nanoTime();
@@ -134,7 +130,7 @@ final class LiveRuns {
       return;
     }
     live.shards(counted.figures());
-    pokeOrphans(live, true);
+    pokeOrphans(live);
   }
 
   void ended(String runId) {
@@ -142,7 +138,6 @@ final class LiveRuns {
     if (live != null) {
       live.share().leave();
     }
-    pokedAt.keySet().removeIf(key -> key.startsWith(runId + " "));
     assign();
   }
 
@@ -254,7 +249,7 @@ final class LiveRuns {
     String node = member.toString();
     if (agents.remove(node) != null || nodes.containsKey(node)) {
       gone(node);
-      runs.values().forEach(live -> pokeOrphans(live, true));
+      runs.values().forEach(this::pokeOrphans);
       assign();
     }
   }
@@ -338,7 +333,7 @@ final class LiveRuns {
     for (LiveRun live : runs.values()) {
       if (live.stopping() == null) {
         live.steer(now).ifPresent(decision -> logDecision(live, decision));
-        pokeOrphans(live, false);
+        pokeOrphans(live);
       } else if (!live.sweeping()) {
         count(live); // a count that failed: try the end again
       }
@@ -390,9 +385,12 @@ final class LiveRuns {
   /**
    * Wakes the shards with open items that no live node hosts (never allocated yet, or their node
    * was removed): asking one of their items allocates the shard on some node, whose dispatcher then
-   * pages it. Never more often than {@link #POKE_EVERY} per shard, unless {@code now}.
+   * pages it. Every second until a node reports hosting it, and at once when a member is removed: a
+   * poke that raced the removal (the shard still homed on the dead node, so the ask went nowhere)
+   * is repeated a second later, not after seconds in which the dead node's leases could be taken
+   * over. One ask per orphan shard per second, and only while a shard is an orphan.
    */
-  private void pokeOrphans(LiveRun live, boolean now) {
+  private void pokeOrphans(LiveRun live) {
     Set<Integer> hosted = new HashSet<>();
     agents.keySet().stream()
         .map(nodes::get)
@@ -402,16 +400,9 @@ final class LiveRuns {
     if (figures.isEmpty()) {
       return;
     }
-    long nanos = System.nanoTime();
     for (int shard : live.orphans(hosted)) {
-      String key = live.runId() + " " + shard;
-      Long last = pokedAt.get(key);
-      if (!now && last != null && nanos - last < POKE_EVERY.toNanos()) {
-        continue;
-      }
       var first = figures.get().firstItems().get(shard);
       if (first != null) {
-        pokedAt.put(key, nanos);
         ItemId item = live.record().itemId(first.accountId(), first.cursor());
         deps.items().get(item);
       }
