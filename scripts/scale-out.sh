@@ -24,7 +24,16 @@
 #   database CPU/item  PostgreSQL's CPU: the postmaster's own and its children's, live ones from
 #                      /proc and exited ones from the postmaster's cutime/cstime (only for the
 #                      PostgreSQL this script starts)
-# Settings: WORKERS per node (default 32, the product default), GOVERNOR_NORMAL_CAP and
+#   nodes w/o JIT      the same without the JIT compiler threads (C1/C2 CompilerThread) of every node:
+#                      N JVMs on one machine each compile the same code, which a node on a machine of
+#                      its own does once
+#   ctx switches/item  voluntary + involuntary context switches of every node thread
+#                      (/proc/<pid>/task/*/status), per item: how often a thread parked or was
+#                      preempted; a wake-up costs CPU that grows with the machine's contention
+# Settings: IDLE_MEMBERS=1 starts nodes 2..N as members that neither host item shards nor work
+# (FENCEKEEPER_HOST_SHARDS=off, FENCEKEEPER_WORKERS=0): node 1 does all the work, and the others cost
+# only membership, so the difference to 1 node is what being a cluster costs and not what sharing
+# the items costs. WORKERS per node (default 32, the product default), GOVERNOR_NORMAL_CAP and
 # GOVERNOR_BURST_CAP (default: the product's 16 and 32, cluster-wide), NODE_JVM_OPTS, JFR=0 to skip
 # the profile. Results go to stdout and data/scale-out/results.txt; logs, JFR recordings and the
 # per-thread tables stay in data/scale-out/. Needs target/fencekeeper.jar and
@@ -87,6 +96,22 @@ pg_ticks() {
   for stat in /proc/[0-9]*/stat; do
     awk -v pm="$pm" '{sub(/^.*\) /, ""); if ($2 == pm) print $12 + $13}' "$stat" 2>/dev/null
   done | awk -v t="$total" '{t += $1} END {print t}'
+}
+
+# CPU ticks of one process without its JIT compiler threads
+proc_ticks_no_jit() {
+  for stat in /proc/"$1"/task/*/stat; do
+    awk '{name = $0; sub(/^[^(]*\(/, "", name); sub(/\).*$/, "", name);
+          rest = $0; sub(/^.*\) /, "", rest); split(rest, f, " ");
+          if (name !~ /^C[12] CompilerThre/) print f[12] + f[13]}' "$stat" 2>/dev/null
+  done | awk '{t += $1} END {print t + 0}'
+}
+
+# context switches (voluntary + involuntary) of every thread of one process; exited threads' count
+# is lost, so the pool threads that live through the run are what this sees
+ctx_switches() {
+  cat /proc/"$1"/task/*/status 2>/dev/null \
+    | awk '/^(voluntary|nonvoluntary)_ctxt_switches/ {t += $2} END {print t + 0}'
 }
 
 # per thread group of one process: "<ticks>\t<group>", names without their trailing numbers
@@ -166,6 +191,10 @@ write_scope() {
   { echo "accountId,cursor"; for i in $(seq 1 "$1"); do printf 'acct-%06d,c-1\n' "$i"; done; } >"$2"
 }
 
+# IDLE_MEMBERS=1: node 1 works, the others are members only
+workers_of() { [[ "${IDLE_MEMBERS:-0}" == 1 && "$1" -gt 1 ]] && echo 0 || echo "$WORKERS"; }
+host_shards_of() { [[ "${IDLE_MEMBERS:-0}" == 1 && "$1" -gt 1 ]] && echo off || echo auto; }
+
 start_nodes() { # count
   NODE_PIDS=()
   local seeds=""
@@ -173,7 +202,8 @@ start_nodes() { # count
     # shellcheck disable=SC2086
     FENCEKEEPER_DATA_DIR="$STATE/node-$n" FENCEKEEPER_REMOTE_PORT=$((25530 + n)) \
       FENCEKEEPER_HTTP_PORT=$((8090 + n)) FENCEKEEPER_MANAGEMENT_PORT=$((8568 + n)) \
-      FENCEKEEPER_SEED_NODES="$seeds" FENCEKEEPER_WORKERS="$WORKERS" FENCEKEEPER_LOG_LEVEL=WARN \
+      FENCEKEEPER_SEED_NODES="$seeds" FENCEKEEPER_WORKERS="$(workers_of "$n")" \
+      FENCEKEEPER_HOST_SHARDS="$(host_shards_of "$n")" FENCEKEEPER_LOG_LEVEL=WARN \
       FENCEKEEPER_PROVIDER=http FENCEKEEPER_PROVIDER_URL="http://127.0.0.1:$SIM_PORT" \
       "$JAVA" $NODE_JVM_OPTS -jar "$JAR" serve --config "$STATE/scale-out.conf" \
       >"$STATE/nodes-$1-node-$n.log" 2>&1 &
@@ -209,8 +239,8 @@ write_scope "$WARMUP_ITEMS" "$STATE/warmup.csv"
 RESULTS="$STATE/results.txt"
 {
   echo "scale-out $(date -u +%FT%TZ): $ITEMS items, workers $WORKERS per node, sim latency ${SIM_LATENCY_MS} ms,"
-  echo "governor caps ${GOVERNOR_NORMAL_CAP:-16}/${GOVERNOR_BURST_CAP:-32}, JVM $NODE_JVM_OPTS, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-  printf '%-6s %9s %9s %12s %14s %14s %14s %12s\n' nodes items/s run_s "nodes_ms/it" "node1_ms/it" "coord_ms/it" "disp_ms/it" "db_ms/it"
+  echo "governor caps ${GOVERNOR_NORMAL_CAP:-16}/${GOVERNOR_BURST_CAP:-32}, JVM $NODE_JVM_OPTS, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)${IDLE_MEMBERS:+, nodes 2.. idle members}"
+  printf '%-6s %9s %9s %12s %12s %12s %14s %14s %14s %12s\n' nodes items/s run_s "nodes_ms/it" "no_jit_ms/it" "ctxsw/it" "node1_ms/it" "coord_ms/it" "disp_ms/it" "db_ms/it"
 } | tee "$RESULTS"
 
 # business dates from this invocation's start, so that a database used before never answers an
@@ -228,15 +258,23 @@ for count in "${COUNTS[@]}"; do
   date="$(date -u -d "2000-01-01 + $day days" +%F)"
   [[ "$JFR" == 1 ]] && jcmd "$node1" JFR.start name=scaleout settings="$STATE/sampling.jfc" \
     filename="$STATE/nodes-$count-node-1-$RUN_TAG.jfr" >/dev/null
-  declare -A before=()
-  for pid in "${NODE_PIDS[@]}"; do before[$pid]="$(proc_ticks "$pid")"; done
+  declare -A before=() before_no_jit=() before_ctx=()
+  for pid in "${NODE_PIDS[@]}"; do
+    before[$pid]="$(proc_ticks "$pid")"
+    before_no_jit[$pid]="$(proc_ticks_no_jit "$pid")"
+    before_ctx[$pid]="$(ctx_switches "$pid")"
+  done
   thread_ticks "$node1" >"$STATE/threads-before.txt"
   db_before="${PG_PID:+$(pg_ticks "$PG_PID")}"
   run_scope "$date" "$STATE/scope.csv" "$STATE/nodes-$count-run.txt"
   db_after="${PG_PID:+$(pg_ticks "$PG_PID")}"
   thread_ticks "$node1" >"$STATE/threads-after.txt"
-  nodes_ticks=0
-  for pid in "${NODE_PIDS[@]}"; do nodes_ticks=$((nodes_ticks + $(proc_ticks "$pid") - ${before[$pid]})); done
+  nodes_ticks=0 no_jit_ticks=0 switches=0
+  for pid in "${NODE_PIDS[@]}"; do
+    nodes_ticks=$((nodes_ticks + $(proc_ticks "$pid") - ${before[$pid]}))
+    no_jit_ticks=$((no_jit_ticks + $(proc_ticks_no_jit "$pid") - ${before_no_jit[$pid]}))
+    switches=$((switches + $(ctx_switches "$pid") - ${before_ctx[$pid]}))
+  done
   node1_ticks=$(( $(proc_ticks "$node1") - ${before[$node1]} ))
   [[ "$JFR" == 1 ]] && jcmd "$node1" JFR.stop name=scaleout >/dev/null
   rate="$(grep -o 'throughput *[0-9]*' "$STATE/nodes-$count-run.txt" | grep -o '[0-9]*$' || echo '?')"
@@ -253,8 +291,10 @@ for count in "${COUNTS[@]}"; do
   fi
   db="-"
   [[ -n "${PG_PID:-}" ]] && db="$(per_item $((db_after - db_before)))"
-  printf '%-6s %9s %9s %12s %14s %14s %14s %12s   %s\n' "$count" "$rate" "$seconds" \
-    "$(per_item "$nodes_ticks")" "$(per_item "$node1_ticks")" "$coord" "$disp" "$db" "$state" | tee -a "$RESULTS"
+  printf '%-6s %9s %9s %12s %12s %12s %14s %14s %14s %12s   %s\n' "$count" "$rate" "$seconds" \
+    "$(per_item "$nodes_ticks")" "$(per_item "$no_jit_ticks")" \
+    "$(awk -v s="$switches" -v n="$ITEMS" 'BEGIN {printf "%.1f", s / n}')" \
+    "$(per_item "$node1_ticks")" "$coord" "$disp" "$db" "$state" | tee -a "$RESULTS"
   {
     echo "  nodes=$count: $coordinator; node 1 CPU by thread group, ms per item (top 8):"
     awk -F'\t' -v hz="$TICKS" -v n="$ITEMS" 'NR == FNR {b[$2] = $1; next}
