@@ -103,14 +103,14 @@ proc_ticks_no_jit() {
   for stat in /proc/"$1"/task/*/stat; do
     awk '{name = $0; sub(/^[^(]*\(/, "", name); sub(/\).*$/, "", name);
           rest = $0; sub(/^.*\) /, "", rest); split(rest, f, " ");
-          if (name !~ /^C[12] CompilerThre/) print f[12] + f[13]}' "$stat" 2>/dev/null
+          if (name !~ /^C[12] CompilerThre/) print f[12] + f[13]}' "$stat" 2>/dev/null || true
   done | awk '{t += $1} END {print t + 0}'
 }
 
 # context switches (voluntary + involuntary) of every thread of one process; exited threads' count
 # is lost, so the pool threads that live through the run are what this sees
 ctx_switches() {
-  cat /proc/"$1"/task/*/status 2>/dev/null \
+  { cat /proc/"$1"/task/*/status 2>/dev/null || true; } \
     | awk '/^(voluntary|nonvoluntary)_ctxt_switches/ {t += $2} END {print t + 0}'
 }
 
@@ -119,7 +119,7 @@ thread_ticks() {
   for stat in /proc/"$1"/task/*/stat; do
     awk '{name = $0; sub(/^[^(]*\(/, "", name); sub(/\).*$/, "", name); gsub(/[-#]?[0-9]+$/, "", name);
           rest = $0; sub(/^.*\) /, "", rest); split(rest, f, " "); print f[12] + f[13] "\t" name}' \
-      "$stat" 2>/dev/null
+      "$stat" 2>/dev/null || true
   done | awk -F'\t' '{a[$2] += $1} END {for (g in a) print a[g] "\t" g}'
 }
 
