@@ -932,10 +932,9 @@ public final class WorkItem
    * passed, but its own shard region stops only in a late phase of its coordinated shutdown, and
    * attempts still running here would go on claiming and committing meanwhile: two live
    * incarnations of one item, the partition inequality's window stretched by however slow the
-   * shutdown is. A holder's commands are
-   * answered LeaseLost and a claim NotClaimable, nothing journaled, as if the node had died a
-   * moment earlier; the coordinator's and an operator's commands are not answered at all, so their
-   * callers ask again and reach the item's new host.
+   * shutdown is. A holder's commands are answered LeaseLost and a claim NotClaimable, nothing
+   * journaled, as if the node had died a moment earlier; the coordinator's and an operator's
+   * commands are not answered at all, so their callers ask again and reach the item's new host.
    */
   private <C extends Command> BiFunction<State, C, ReplyEffect<Event, State>> unlessDowned(
       BiFunction<State, C, ReplyEffect<Event, State>> handler,
