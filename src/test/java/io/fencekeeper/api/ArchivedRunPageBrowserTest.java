@@ -29,14 +29,24 @@ class ArchivedRunPageBrowserTest {
       String runId = node.createRun(ApiTestNode.newJob("archived"), 5);
       assertEquals(
           200, node.post("/api/runs/" + ApiTestNode.seg(runId) + "/cancel", null).status());
-      // filed once it has ended; then pruned on an operator's demand
-      JsonNode plan =
+      // filed once it has ended (a dry run shows it; a real pass started before that would prune
+      // it while answering total 0); then pruned on an operator's demand
+      Await.until(
+          Duration.ofSeconds(60),
+          runId + " filed, so planned for archiving",
+          () ->
+              node.post("/api/archive/prune", "{\"endedBefore\":\"2026-12-01\",\"dryRun\":true}")
+                  .tree(),
+          answer -> answer.path("total").asInt() == 1);
+      ApiTestNode.Answer plan =
           Await.until(
               Duration.ofSeconds(60),
-              runId + " planned for archiving",
-              () -> node.post("/api/archive/prune", "{\"endedBefore\":\"2026-12-01\"}").tree(),
-              answer -> answer.path("total").asInt() == 1);
-      assertEquals("ARCHIVE", plan.path("runs").get(0).path("action").asText(), plan.toString());
+              "the prune accepted once the dry run's pass has ended",
+              () -> node.post("/api/archive/prune", "{\"endedBefore\":\"2026-12-01\"}"),
+              answer -> answer.status() != 409); // 409: the dry run's pass has not ended
+      assertEquals(202, plan.status(), plan.body());
+      assertEquals(1, plan.tree().path("total").asInt(), plan.body());
+      assertEquals("ARCHIVE", plan.tree().path("runs").get(0).path("action").asText(), plan.body());
       JsonNode archive =
           Await.until(
                   Duration.ofSeconds(60),
