@@ -5,8 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpRequest;
+import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -152,6 +156,35 @@ class BadInputTest {
         400,
         "leaseMillis");
     assertRefused(api.post(item + "/complete", "{\"workerId\":\"w\",\"token\":-3}"), 400, "token");
+    assertUntouched(item);
+  }
+
+  /**
+   * Announced over the limit, with none of its bytes sent yet: the node has only the headers (as
+   * with a slow client, or a loaded node that reads the head before the body), and still answers
+   * 413 at once rather than failing the route.
+   */
+  @Test
+  void anOversizedBodyStillInFlightIs413() throws IOException {
+    String item = pendingItem();
+    try (Socket socket = new Socket("127.0.0.1", api.port)) {
+      socket.setSoTimeout(10_000);
+      OutputStream out = socket.getOutputStream();
+      out.write(
+          ("POST "
+                  + item
+                  + "/claim HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
+                  + ApiTestNode.TOKEN
+                  + "\r\nContent-Type: application/json\r\nContent-Length: "
+                  + 70 * 1024
+                  + "\r\nConnection: close\r\n\r\n")
+              .getBytes(StandardCharsets.ISO_8859_1));
+      out.flush();
+      String answer =
+          new String(socket.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+      assertTrue(answer.startsWith("HTTP/1.1 413"), answer);
+      assertTrue(answer.contains("\"error\":\"body_too_large\""), answer);
+    }
     assertUntouched(item);
   }
 
