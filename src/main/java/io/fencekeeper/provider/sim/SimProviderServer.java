@@ -675,17 +675,14 @@ public final class SimProviderServer implements AutoCloseable {
    */
   private CompletionStage<byte[]> body(HttpRequest request) {
     HttpEntity entity = request.entity();
-    if (entity.isStrict()) {
-      byte[] bytes = ((HttpEntity.Strict) entity).getData().toArray();
-      return bytes.length > MAX_BODY_BYTES
-          ? CompletableFuture.failedFuture(tooLarge())
-          : CompletableFuture.completedFuture(bytes);
-    }
     // announced as too large: refused unread, whether or not the bytes came with the headers
-    // (toStrict would fail it with a generic entity error instead of the size limit)
+    // (toStrict would fail a body still arriving with a generic entity error, not the size limit)
     if (entity.getContentLengthOption().orElse(0) > MAX_BODY_BYTES) {
       entity.getDataBytes().runWith(Sink.cancelled(), materializer);
       return CompletableFuture.failedFuture(tooLarge());
+    }
+    if (entity.isStrict()) {
+      return CompletableFuture.completedFuture(((HttpEntity.Strict) entity).getData().toArray());
     }
     CompletableFuture<byte[]> bytes = new CompletableFuture<>();
     entity
