@@ -44,8 +44,8 @@ import org.junit.jupiter.api.Test;
  * processes on PostgreSQL, two that host the item shards and two that work them ({@link
  * ProcessCluster.Launch#shardNodesThenWorkerNodes}), and a non-idempotent sim that throttles and
  * sometimes applies a cleanup without answering. Worker node 3 is paused past its leases but not
- * long enough to be downed, so it wakes up and its workers try to commit with tokens that are no
- * longer current; then the oldest node, the coordinator's host, is killed, so the coordinator
+ * long enough to be downed, so it wakes up and its workers may try to commit with tokens that are
+ * no longer current; then the oldest node, the coordinator's host, is killed, so the coordinator
  * moves. When the run has ended, every counter of the run view (over HTTP, from a survivor) and of
  * {@code /metrics} equals the count of the matching events in the items' journals, read through the
  * read journal.
@@ -108,8 +108,7 @@ class CountersMatchJournalProcessTest {
       ProcessCluster.signal(paused.process(), "STOP");
       awaitView(cluster, runId, "leases of the paused node taken over", r -> r.takeovers() > 0);
       ProcessCluster.signal(paused.process(), "CONT");
-      awaitView(
-          cluster, runId, "the woken node's stale commands rejected", r -> r.staleRejections() > 0);
+      awaitView(cluster, runId, "stale commands rejected", r -> r.staleRejections() > 0);
       assertTrue(
           cluster.isMember(paused.address()),
           "the pause stayed below failure detection: the node woke up as a member");
@@ -132,9 +131,13 @@ class CountersMatchJournalProcessTest {
 
       // 3. the journal's counts, read event by event
       JournalCounts journal = JournalCounts.of(cluster.client, job, accounts);
-      assertTrue(
-          journal.staleFrom(paused.address()) > 0,
-          "the woken node's workers tried to commit and were refused: " + journal);
+      // stale commands were refused, and the journal counts them (the counters are compared below);
+      // whether the woken node's own are among them is luck: an attempt whose ask to its item was
+      // under way through the pause gives up on waking without another word (docs/design.md,
+      // "Lost holders count"), and a CI run saw no refusal from node 3, its one refusal from node
+      // 4. That a woken holder's commands are refused is PausedNodeProcessTest's and
+      // WorkItemTest's.
+      assertTrue(journal.staleRejections() > 0, "stale commands were refused: " + journal);
       assertTrue(journal.takeovers() > 0, journal.toString());
       assertTrue(journal.reconciliations() > 0, journal.toString());
       assertTrue(journal.throttledAnswers() > 0, journal.toString());
