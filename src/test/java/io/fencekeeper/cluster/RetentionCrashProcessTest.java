@@ -51,6 +51,7 @@ class RetentionCrashProcessTest {
 
   static final String TOKEN = "retention-crash-token-0123456789";
   static final int ITEMS = 1000;
+  static final int DELETE_BATCH = 10;
   static final List<String> DATES = List.of("2026-11-27", "2026-11-28", "2026-11-29");
   static final Pattern READY = Pattern.compile("(fencekeeper node up)");
   static final ObjectMapper JSON = ApiJson.mapper();
@@ -67,7 +68,7 @@ class RetentionCrashProcessTest {
     Files.writeString(
         dir.resolve("retention.conf"),
         // small delete batches, so that a kill lands between two of them; a check a second
-        "fencekeeper.retention { batch-size = 10, check-interval = 1s }\n");
+        "fencekeeper.retention { batch-size = " + DELETE_BATCH + ", check-interval = 1s }\n");
     int remote = ProcessCluster.freePort();
     int management = ProcessCluster.freePort();
     httpPort = ProcessCluster.freePort();
@@ -125,12 +126,14 @@ class RetentionCrashProcessTest {
               "http://127.0.0.1:" + httpPort,
               "--token",
               TOKEN);
-      // kill -9 while a run is archived and its rows are half deleted
+      // kill -9 while a run is archived and its rows are half deleted: the node is frozen first,
+      // so the rows counted are the rows the kill finds (a CI run counted some, and the pass had
+      // deleted the rest by the time the kill landed)
       String interrupted =
           Await.until(
               Duration.ofSeconds(120),
               "a run archived and half deleted",
-              () -> halfDeleted(runs, scopes),
+              () -> frozenHalfDeleted(node, runs, scopes),
               found -> found != null);
       ProcessCluster.signal(node, "KILL");
       assertTrue(node.waitFor(30, TimeUnit.SECONDS));
@@ -242,8 +245,13 @@ class RetentionCrashProcessTest {
     }
   }
 
-  /** A run archived whose run_item rows are neither all there nor all gone, or null. */
-  private String halfDeleted(List<String> runs, Map<String, String> scopes) {
+  /**
+   * While a run is being pruned (archived, not yet pruned), freezes the node (SIGSTOP) and counts
+   * the run's run_item rows: when some are gone and more than two delete batches are left (one
+   * batch the node sent before it froze may still commit), answers that run with the node still
+   * frozen; otherwise lets the node go on and answers null.
+   */
+  private String frozenHalfDeleted(Process node, List<String> runs, Map<String, String> scopes) {
     for (String runId : runs) {
       long archived =
           longValue(
@@ -251,10 +259,16 @@ class RetentionCrashProcessTest {
                   + " AND pruned_at IS NULL",
               runId);
       if (archived == 1) {
-        long staged =
-            longValue("SELECT count(*) FROM run_item WHERE scope_id = ?", scopes.get(runId));
-        if (staged > 0 && staged < ITEMS) {
-          return runId;
+        try {
+          ProcessCluster.signal(node, "STOP");
+          long staged =
+              longValue("SELECT count(*) FROM run_item WHERE scope_id = ?", scopes.get(runId));
+          if (staged > 2 * DELETE_BATCH && staged < ITEMS) {
+            return runId;
+          }
+          ProcessCluster.signal(node, "CONT");
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
         }
       }
     }
