@@ -1,6 +1,7 @@
 package io.fencekeeper.archive;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -149,7 +150,9 @@ final class RetentionTestNode implements AutoCloseable {
             Map.of("type", "inline", "accounts", scope));
     try {
       Answer created = post("/api/runs", json.writeValueAsString(request));
-      assertEquals(201, created.status(), created.body());
+      // 202 is a create whose staging outlasted the request (a loaded machine: a CI run saw it);
+      // the run goes on staging and every caller waits for it to end
+      assertTrue(created.status() == 201 || created.status() == 202, created.body());
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
