@@ -23,6 +23,8 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -69,6 +71,37 @@ class DeploymentDefaultsTest {
     assertFalse(users.isEmpty(), "the Dockerfile sets a USER");
     String last = users.get(users.size() - 1);
     assertFalse(last.equals("root") || last.equals("0"), last);
+  }
+
+  /**
+   * The image's nodes start from the AOT cache its build made: the training step writes the file
+   * that JAVA_TOOL_OPTIONS names, on a JDK that knows the option (a JDK before 25 refuses to start
+   * with {@code -XX:AOTCache}). .ci/run makes the cache with the same script on this machine.
+   */
+  @Test
+  void theImageStartsItsNodesFromTheAotCacheItsBuildMade() throws IOException {
+    List<String> lines = Files.readAllLines(ROOT.resolve("Dockerfile"));
+    Matcher from =
+        Pattern.compile("^FROM eclipse-temurin:(\\d+)-jre$")
+            .matcher(
+                lines.stream().filter(l -> l.startsWith("FROM ")).reduce((a, b) -> b).orElse(""));
+    assertTrue(from.find(), "the image's JDK: " + lines);
+    assertTrue(Integer.parseInt(from.group(1)) >= 25, "-XX:AOTCache needs JDK 25: " + from.group());
+    Matcher training =
+        Pattern.compile("^RUN scripts/aot-cache\\.sh (\\S+) /opt/fencekeeper/fencekeeper\\.jar$")
+            .matcher(
+                lines.stream().filter(l -> l.contains("aot-cache.sh")).reduce("", (a, b) -> b));
+    assertTrue(training.find(), "the build trains the cache on the image's own jar");
+    String options =
+        lines.stream().filter(l -> l.startsWith("ENV JAVA_TOOL_OPTIONS=")).reduce("", (a, b) -> b);
+    assertTrue(
+        options.contains("-XX:AOTCache=" + training.group(1) + " ")
+            || options.endsWith("-XX:AOTCache=" + training.group(1) + "\""),
+        options);
+    assertTrue(
+        lines.indexOf(options) > lines.indexOf(training.group()),
+        "the options take effect after the training, which must not read a cache it is writing");
+    assertTrue(Files.isExecutable(ROOT.resolve("scripts/aot-cache.sh")));
   }
 
   @Test

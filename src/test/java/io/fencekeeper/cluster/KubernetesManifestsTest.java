@@ -147,6 +147,12 @@ class KubernetesManifestsTest {
     String jvm = env("JAVA_TOOL_OPTIONS").getValue();
     assertTrue(jvm.contains("-XX:MaxRAMPercentage="), jvm);
     assertFalse(jvm.contains("-Xmx"), "a fixed heap would ignore the limit: " + jvm);
+    // the manifest replaces the image's options, so it names the image's AOT cache again
+    Matcher cache =
+        Pattern.compile("-XX:AOTCache=(\\S+?)\"?$", Pattern.MULTILINE)
+            .matcher(Files.readString(Path.of("Dockerfile")));
+    assertTrue(cache.find(), "the Dockerfile's JAVA_TOOL_OPTIONS name the cache");
+    assertTrue(List.of(jvm.split(" ")).contains("-XX:AOTCache=" + cache.group(1)), jvm);
   }
 
   @Test
