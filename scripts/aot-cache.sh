@@ -3,14 +3,14 @@
 # what a node does: a `serve` node on the embedded default (H2 under a temporary directory, the
 # in-process sim over HTTP) takes the quick start's run, uploaded to its API with `run --url`, and
 # is stopped with SIGTERM; the JVM writes the cache as it exits. Nodes started later with
-# -XX:AOTCache=FILE (the same JDK, the same jar, the same GC) start with the classes loaded and
+# -XX:AOTCache=FILE (the same JDK, the same jar at the same path) start with the classes loaded and
 # linked and the methods' profiles of that run, so C2 compiles sooner and less (docs/bench.md,
 # "JDK 25 and an AOT cache"). The Dockerfile runs it at image build.
 #
 #   scripts/aot-cache.sh OUTPUT [JAR]     # JAR: target/fencekeeper.jar
 #
 # AOT_TRAINING_JVM_OPTS: the training JVM's options (default "-Xmx384m -XX:+UseSerialGC", the
-# image's); a cache is only used by JVMs with the same garbage collector.
+# image's): train with the options the nodes run with, so the profiles are of the same JVM.
 # AOT_TRAINING_PORT: the training node's HTTP port (default 18080; management and remoting use
 # 18558 and 25599). Everything listens on 127.0.0.1 only, and the temporary data is removed.
 set -euo pipefail
