@@ -24,8 +24,8 @@ PORT="${AOT_TRAINING_PORT:-18080}"
 MGMT_PORT=18558
 
 [[ -f "$JAR" ]] || { echo "missing $JAR: run mvn -B -q package -DskipTests" >&2; exit 1; }
-version="$("$JAVA" -XX:+PrintFlagsFinal -version 2>/dev/null | grep -c 'AOTCacheOutput' || true)"
-[[ "$version" -gt 0 ]] || { echo "$JAVA has no -XX:AOTCacheOutput: JDK 25 or later is needed" >&2; exit 1; }
+aot_flags="$("$JAVA" -XX:+PrintFlagsFinal -version 2>/dev/null | grep -c 'AOTCacheOutput' || true)"
+[[ "$aot_flags" -gt 0 ]] || { echo "$JAVA has no -XX:AOTCacheOutput: JDK 25 or later is needed" >&2; exit 1; }
 
 WORK="$(mktemp -d)"
 node=""
