@@ -194,7 +194,10 @@ public final class EndedRuns {
         new StringBuilder(
             "SELECT " + COLUMNS + " FROM run_record WHERE ended_at < ? AND pruned_at IS NULL");
     List<Object> params = new ArrayList<>();
-    params.add(Timestamp.from(cutoff));
+    // ends are filed to the microsecond: the cutoff is cut the same way, so a run whose end and
+    // the cutoff share a microsecond is kept (bound with its nanoseconds, the database would round
+    // the cutoff up and prune a run that ended after it)
+    params.add(inMicros(cutoff));
     if (after != null) {
       Timestamp at = inMicros(after.record().endedAt());
       sql.append(" AND (ended_at > ? OR (ended_at = ? AND run_id > ?))");

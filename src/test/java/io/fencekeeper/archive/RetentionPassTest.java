@@ -21,6 +21,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -116,6 +117,27 @@ class RetentionPassTest {
       assertNull(archiveOf(node, kilo), "ended after the cutoff: kept");
       assertEquals(Set.of(), claims(node), "every claim the pass took, it ended");
       assertEquals(List.of(), plan(pass, cutoff), "nothing is left to do at the same cutoff");
+    }
+  }
+
+  /**
+   * Ends are filed to the microsecond, so a cutoff inside the microsecond a run ended in keeps it:
+   * retention errs on keeping. The cutoff's last 999 ns would round it up to the next microsecond
+   * if it were compared as given, and the run would be pruned though it may have ended after it.
+   */
+  @Test
+  void aCutoffInsideTheMicrosecondARunEndedInKeepsIt() throws Exception {
+    try (RetentionTestNode node = quietNode()) {
+      String early = endedRun(node, "early");
+      String late = endedRun(node, "late");
+      awaitLetGo(node, List.of(early, late));
+      Instant cutoff =
+          endedAt(node, late).truncatedTo(ChronoUnit.MICROS).plus(Duration.ofNanos(999));
+      RetentionPass pass = new RetentionPass(deps(node, RetentionListener.NONE), () -> false);
+
+      assertEquals(List.of(early), runIds(plan(pass, cutoff)), "only the run that ended before");
+      assertEquals(1, pass.run(cutoff, "test").archived());
+      assertNull(archiveOf(node, late), "the run that ended within the cutoff's microsecond: kept");
     }
   }
 
