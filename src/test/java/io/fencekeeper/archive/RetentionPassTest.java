@@ -62,8 +62,8 @@ class RetentionPassTest {
       String alpha = endedRun(node, "alpha");
       String kilo = endedRun(node, "kilo");
       Map<String, Filed> before = awaitLetGo(node, List.of(zulu, mike, alpha, kilo));
-      // half-way between two ends (an hour apart), not at one: a stored end is cut to
-      // microseconds and the cutoff is not, so an end exactly at the cutoff is no sound boundary
+      // half-way between two ends (an hour apart): which side an end at the cutoff's own
+      // microsecond falls on is aCutoffInsideTheMicrosecondARunEndedInKeepsIt's question
       Instant cutoff = endedAt(node, alpha).plus(Duration.ofMinutes(30));
       Map<String, FileTime> filesBefore = files(node.archiveDir);
 
