@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.fencekeeper.testing.Await;
+import io.fencekeeper.testing.BrowserTest;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
@@ -19,6 +20,7 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  * offers no resume and no report. The node runs on H2: retention end to end on the embedded
  * database too.
  */
+@BrowserTest
 class ArchivedRunPageBrowserTest {
 
   @Test

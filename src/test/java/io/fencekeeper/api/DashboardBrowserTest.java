@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fencekeeper.testing.Await;
+import io.fencekeeper.testing.BrowserTest;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -45,6 +46,7 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  * refreshed from this run.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@BrowserTest
 class DashboardBrowserTest {
 
   static final Duration WAIT = Duration.ofSeconds(90);

@@ -7,6 +7,7 @@ import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.scope.AccountCursor;
+import io.fencekeeper.testing.BrowserTest;
 import io.fencekeeper.testing.TestDatabases;
 import io.fencekeeper.verify.VerifyFixture;
 import java.net.URLEncoder;
@@ -31,6 +32,7 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  * each finding with both sides (the journal's effect and the provider's answer), as the sim's
  * ledger really was: one effect lost, one written by someone else.
  */
+@BrowserTest
 class VerifyPanelBrowserTest {
 
   static final String TOKEN = "verify-panel-token-0123456789";

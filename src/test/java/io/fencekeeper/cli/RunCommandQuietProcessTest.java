@@ -3,6 +3,7 @@ package io.fencekeeper.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.fencekeeper.testing.ProcessTest;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
  * configuration, terminal output and log on one stream): after the final report nothing but
  * warnings and errors follows, so no "worker pool drained in 3 ms" under the report.
  */
+@ProcessTest
 class RunCommandQuietProcessTest {
 
   @Test

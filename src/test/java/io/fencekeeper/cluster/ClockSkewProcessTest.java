@@ -19,6 +19,7 @@ import io.fencekeeper.run.RunState;
 import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.testing.Await;
+import io.fencekeeper.testing.ClusterProcessTest;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -50,6 +51,7 @@ import org.junit.jupiter.api.Test;
  * skewed node's own workers handed back unused, the run's duration, and, when it did not finish,
  * the journal of every unfinished item and the cluster view.
  */
+@ClusterProcessTest
 class ClockSkewProcessTest {
 
   static final Duration SKEW = Duration.ofSeconds(90);
@@ -69,6 +71,7 @@ class ClockSkewProcessTest {
   static final Map<String, Object> RELAXED_FAILURE_DETECTION =
       Map.of(
           "pekko.cluster.failure-detector.acceptable-heartbeat-pause", "30s",
+          "fencekeeper.lease", "5s",
           "pekko.cluster.split-brain-resolver.stable-after", "20s",
           "pekko.cluster.split-brain-resolver.down-all-when-unstable", "off",
           "fencekeeper.unsafe-partition-timings", true);

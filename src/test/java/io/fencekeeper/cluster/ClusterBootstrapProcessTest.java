@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fencekeeper.testing.Await;
+import io.fencekeeper.testing.ClusterProcessTest;
 import io.fencekeeper.testing.TestDatabases;
 import java.io.IOException;
 import java.net.URI;
@@ -19,6 +20,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -35,6 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Keep-majority stands in for the Kubernetes Lease. Formation and rejoin times are printed, not
  * asserted.
  */
+@ClusterProcessTest
 class ClusterBootstrapProcessTest {
 
   private static final Path KUBERNETES_CONF = Path.of("conf/kubernetes.conf").toAbsolutePath();
@@ -206,7 +209,8 @@ class ClusterBootstrapProcessTest {
     Await.until(
         Duration.ofSeconds(180),
         "node " + node.n() + " listing " + addresses + " Up",
-        () -> upMembers(node).equals(addresses));
+        () -> answeredMembers(node).map(m -> List.copyOf(m.keySet())).orElse(null),
+        addresses::equals);
   }
 
   /** /cluster/members of the node's management: the addresses of its Up members, sorted. */
@@ -214,13 +218,26 @@ class ClusterBootstrapProcessTest {
     return List.copyOf(memberUids(node).keySet());
   }
 
-  /** Up member address to its uid (an incarnation), as this node's management reports them. */
+  /**
+   * Up member address to its uid (an incarnation), as this node's management reports them, waited
+   * for: a comparison with an answer that never came would check nothing.
+   */
   private Map<String, String> memberUids(Node node) {
+    return Await.until(
+            Duration.ofSeconds(60),
+            "node " + node.n() + "'s management answering /cluster/members",
+            () -> answeredMembers(node),
+            Optional::isPresent)
+        .orElseThrow();
+  }
+
+  /** As {@link #memberUids}, or empty while the node does not answer (not listening yet). */
+  private Optional<Map<String, String>> answeredMembers(Node node) {
     Map<String, String> uids = new TreeMap<>();
     try {
       HttpResponse<String> response = get(node, "/cluster/members");
       if (response.statusCode() != 200) {
-        return uids;
+        return Optional.empty();
       }
       for (JsonNode member : JSON.readTree(response.body()).path("members")) {
         if (member.path("status").asText().equals("Up")) {
@@ -228,9 +245,9 @@ class ClusterBootstrapProcessTest {
         }
       }
     } catch (IOException e) {
-      return uids; // not listening yet
+      return Optional.empty();
     }
-    return uids;
+    return Optional.of(uids);
   }
 
   /** The status of /health/ready, and its body. */
@@ -243,7 +260,7 @@ class ClusterBootstrapProcessTest {
     try {
       return http.send(
           HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.management() + path))
-              .timeout(Duration.ofSeconds(3))
+              .timeout(Duration.ofSeconds(10)) // a node starting beside others answers slowly
               .build(),
           HttpResponse.BodyHandlers.ofString());
     } catch (InterruptedException e) {

@@ -21,6 +21,7 @@ import io.fencekeeper.run.RunState;
 import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.testing.Await;
+import io.fencekeeper.testing.ClusterProcessTest;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -50,22 +51,24 @@ import org.junit.jupiter.api.Test;
  * {@code /metrics} equals the count of the matching events in the items' journals, read through the
  * read journal.
  */
+@ClusterProcessTest
 class CountersMatchJournalProcessTest {
 
   /**
    * A failure detector slower than the pause: the paused node stays a member and comes back with
-   * its workers mid-attempt. The lease stays at the test's 5 s. Quarantine after 3 lost holders,
-   * not the default 2: the two faults here can end two holders of one innocent item in a row, and
-   * the rule does not yet forgive the second. Its holder on node 3 is paused past its lease and
-   * taken over by node 4; then node 1, which hosts the item's entity, is killed while node 4's
-   * worker works on it. That worker is alive but cannot reach the entity until the shard has moved
-   * (25 s of detection here), so its lease ends in silence too and it counts as lost
-   * (docs/design.md, "Lost holders count", says so). Detection + decision + removal margin is far
-   * beyond the lease, which a node refuses unless told that this is meant.
+   * its workers mid-attempt. The lease is 5 s, not the test cluster's 10: the pause outlasts it.
+   * Quarantine after 3 lost holders, not the default 2: the two faults here can end two holders of
+   * one innocent item in a row, and the rule does not yet forgive the second. Its holder on node 3
+   * is paused past its lease and taken over by node 4; then node 1, which hosts the item's entity,
+   * is killed while node 4's worker works on it. That worker is alive but cannot reach the entity
+   * until the shard has moved (25 s of detection here), so its lease ends in silence too and it
+   * counts as lost (docs/design.md, "Lost holders count", says so). Detection + decision + removal
+   * margin is far beyond the lease, which a node refuses unless told that this is meant.
    */
   private static final Map<String, Object> PATIENT_DETECTOR =
       Map.of(
           "pekko.cluster.failure-detector.acceptable-heartbeat-pause", "25s",
+          "fencekeeper.lease", "5s",
           "pekko.cluster.split-brain-resolver.stable-after", "4s",
           "pekko.cluster.split-brain-resolver.down-all-when-unstable", "off",
           "fencekeeper.item.quarantine-after-losses", 3,

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.fencekeeper.provider.sim.SimFaults;
 import io.fencekeeper.provider.sim.SimProviderServer;
+import io.fencekeeper.testing.ProcessTest;
 import java.io.IOException;
 import java.net.Inet4Address;
 import java.net.InetAddress;
@@ -34,6 +35,7 @@ import org.junit.jupiter.api.io.TempDir;
  * port on a network in plain TCP by accident, and a simulated provider whose fault knobs answer
  * only on its own machine.
  */
+@ProcessTest
 class DeploymentDefaultsTest {
 
   static final Path ROOT = Path.of("").toAbsolutePath();

@@ -18,6 +18,7 @@ import io.fencekeeper.run.RunState;
 import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.testing.Await;
+import io.fencekeeper.testing.ClusterProcessTest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -38,17 +39,20 @@ import org.junit.jupiter.api.Test;
  * nothing is quarantined and the run succeeds. (The poison item that kills every node that takes it
  * is still quarantined after two node deaths: {@code PoisonItemProcessTest}.)
  */
+@ClusterProcessTest
 class PauseThenKillProcessTest {
 
   /**
    * A failure detector much slower than the pause, even on a loaded machine: node 3 wakes as a
-   * member, mid-attempt (the killed node is then removed two minutes after its death). That breaks
-   * the partition inequality on purpose (a detection far longer than the lease), which a node
-   * refuses unless told that this is meant.
+   * member, mid-attempt (the killed node is then removed two minutes after its death). The lease is
+   * 5 s, not the test cluster's 10: the pause only has to outlast it. That breaks the partition
+   * inequality on purpose (a detection far longer than the lease), which a node refuses unless told
+   * that this is meant.
    */
   static final Map<String, Object> PATIENT_DETECTOR =
       Map.of(
           "pekko.cluster.failure-detector.acceptable-heartbeat-pause", "130s",
+          "fencekeeper.lease", "5s",
           "pekko.cluster.split-brain-resolver.stable-after", "4s",
           "pekko.cluster.split-brain-resolver.down-all-when-unstable", "off",
           "fencekeeper.unsafe-partition-timings", true);

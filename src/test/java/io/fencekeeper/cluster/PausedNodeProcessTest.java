@@ -13,6 +13,7 @@ import io.fencekeeper.run.RunState;
 import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.testing.Await;
+import io.fencekeeper.testing.ClusterProcessTest;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.Test;
  * others down it and take its items over. On SIGCONT it finds itself downed and stops; whatever its
  * workers were in the middle of is fenced off: one effect per key, no interleaved writers.
  */
+@ClusterProcessTest
 class PausedNodeProcessTest {
 
   @Test
@@ -43,9 +45,9 @@ class PausedNodeProcessTest {
       ProcessCluster.signal(paused.process(), "STOP");
 
       long pausedAt = System.nanoTime();
-      // paused past failure detection + stable-after + removal margin (4.5 s with the test
-      // timings), then past its leases (5 s): the survivors removed it and workers elsewhere took
-      // its items over. Typically 10-15 s; the waits are wide because a loaded machine stretches
+      // paused past failure detection + stable-after + removal margin (7.5 s with the test
+      // timings), then past its leases (10 s): the survivors removed it and workers elsewhere took
+      // its items over. Typically 12-20 s; the waits are wide because a loaded machine stretches
       // every step, and a timeout shows the members and the node logs.
       Await.until(
           Duration.ofSeconds(90),

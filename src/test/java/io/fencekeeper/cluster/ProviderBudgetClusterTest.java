@@ -261,7 +261,9 @@ class ProviderBudgetClusterTest {
             () -> {
               while (sampling.get()) {
                 mostAfter.accumulateAndGet(sim.requestsInFlight(), Math::max);
-                LockSupport.parkNanos(1_000_000);
+                // a call is in flight 100-200 ms (the sim's latency): a look every 10 ms sees
+                // every moment the whole budget is out, without a core spent on looking
+                LockSupport.parkNanos(10_000_000);
               }
             });
     sampler.start();

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.fencekeeper.testing.ProcessTest;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
  * directory the node cannot write (a path under a regular file: permissions would not stop root).
  * The node exits 78 with a message that names the setting, before it opens its journal.
  */
+@ProcessTest
 class RetentionConfigProcessTest {
 
   @TempDir Path dir;

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fencekeeper.testing.Await;
+import io.fencekeeper.testing.ProcessTest;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
  * unpacked PostgreSQL's binaries (issue 22: every embedded PostgreSQL on the machine failed after
  * that).
  */
+@ProcessTest
 class LocalPostgresProcessTest {
 
   private static final Pattern READY = Pattern.compile("postgres ready: (jdbc:postgresql:\\S+)");

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.fencekeeper.testing.ProcessTest;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
  * An operator who shortens the lease below what a partition takes to resolve gets a node that
  * refuses to start, saying which settings and by how much, before it binds or migrates anything.
  */
+@ProcessTest
 class PartitionTimingsProcessTest {
 
   @Test

@@ -70,7 +70,7 @@ public final class ProviderTestSupport {
       if (System.nanoTime() > end) {
         fail("timed out after " + deadline + " waiting until " + what);
       }
-      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
     }
   }
 

@@ -13,6 +13,7 @@ import io.fencekeeper.provider.http.HttpProvider;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.run.scope.Scope;
 import io.fencekeeper.testing.Await;
+import io.fencekeeper.testing.ProcessTest;
 import io.fencekeeper.testing.TestDatabases;
 import io.fencekeeper.testing.TestNodes;
 import java.io.BufferedReader;
@@ -40,6 +41,7 @@ import org.junit.jupiter.api.Test;
  * finishes with exactly one effect per key, in idempotent mode and in non-idempotent mode where
  * only reconciliation prevents duplicates. The journal is a real PostgreSQL.
  */
+@ProcessTest
 class FaultMatrixTest {
 
   static final LocalDate DATE = LocalDate.parse("2026-11-29");
