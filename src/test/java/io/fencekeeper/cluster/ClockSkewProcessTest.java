@@ -19,7 +19,7 @@ import io.fencekeeper.run.RunState;
 import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.testing.Await;
-import io.fencekeeper.testing.ClusterProcessTest;
+import io.fencekeeper.testing.ProcessTest;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -51,7 +51,7 @@ import org.junit.jupiter.api.Test;
  * skewed node's own workers handed back unused, the run's duration, and, when it did not finish,
  * the journal of every unfinished item and the cluster view.
  */
-@ClusterProcessTest
+@ProcessTest
 class ClockSkewProcessTest {
 
   static final Duration SKEW = Duration.ofSeconds(90);

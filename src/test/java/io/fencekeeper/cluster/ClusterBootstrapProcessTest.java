@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fencekeeper.testing.Await;
-import io.fencekeeper.testing.ClusterProcessTest;
+import io.fencekeeper.testing.ProcessTest;
 import io.fencekeeper.testing.TestDatabases;
 import java.io.IOException;
 import java.net.URI;
@@ -37,7 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Keep-majority stands in for the Kubernetes Lease. Formation and rejoin times are printed, not
  * asserted.
  */
-@ClusterProcessTest
+@ProcessTest
 class ClusterBootstrapProcessTest {
 
   private static final Path KUBERNETES_CONF = Path.of("conf/kubernetes.conf").toAbsolutePath();

@@ -21,7 +21,7 @@ import io.fencekeeper.run.RunState;
 import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.testing.Await;
-import io.fencekeeper.testing.ClusterProcessTest;
+import io.fencekeeper.testing.ProcessTest;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -51,7 +51,7 @@ import org.junit.jupiter.api.Test;
  * {@code /metrics} equals the count of the matching events in the items' journals, read through the
  * read journal.
  */
-@ClusterProcessTest
+@ProcessTest
 class CountersMatchJournalProcessTest {
 
   /**

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fencekeeper.testing.Await;
-import io.fencekeeper.testing.ClusterProcessTest;
+import io.fencekeeper.testing.ProcessTest;
 import io.fencekeeper.testing.TestDatabases;
 import java.io.BufferedWriter;
 import java.net.URI;
@@ -33,7 +33,7 @@ import org.junit.jupiter.api.Test;
  * 256 MiB heap and staged in full. Before, the scope had to be a file on the node, and the
  * duplicate check alone held 40-60 bytes per account (three long[] tables) in the heap.
  */
-@ClusterProcessTest
+@ProcessTest
 class MillionRowUploadProcessTest {
 
   private static final int ROWS = 1_000_000;

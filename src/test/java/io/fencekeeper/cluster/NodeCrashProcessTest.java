@@ -17,7 +17,7 @@ import io.fencekeeper.run.RunSignals;
 import io.fencekeeper.run.RunState;
 import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.scope.AccountCursor;
-import io.fencekeeper.testing.ClusterProcessTest;
+import io.fencekeeper.testing.ProcessTest;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -35,7 +35,7 @@ import org.junit.jupiter.api.Test;
  * survivors at half the rate within 5 s and every lease taken over within lease + 5 s. Only a loose
  * guard is asserted: figures come from a shared two-core machine.
  */
-@ClusterProcessTest
+@ProcessTest
 class NodeCrashProcessTest {
 
   @Test

@@ -26,7 +26,7 @@ import io.fencekeeper.run.RunState;
 import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.testing.Await;
-import io.fencekeeper.testing.ClusterProcessTest;
+import io.fencekeeper.testing.ProcessTest;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -61,7 +61,7 @@ import org.junit.jupiter.api.Test;
  * the takeover is refused by token twice: by the provider ({@code stale_token}) and by the item
  * (LeaseLost, journaled as a stale rejection in the audit).
  */
-@ClusterProcessTest
+@ProcessTest
 class PartitionProcessTest {
 
   private static final int MINORITY = 3;

@@ -18,7 +18,7 @@ import io.fencekeeper.run.RunState;
 import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.testing.Await;
-import io.fencekeeper.testing.ClusterProcessTest;
+import io.fencekeeper.testing.ProcessTest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -39,7 +39,7 @@ import org.junit.jupiter.api.Test;
  * nothing is quarantined and the run succeeds. (The poison item that kills every node that takes it
  * is still quarantined after two node deaths: {@code PoisonItemProcessTest}.)
  */
-@ClusterProcessTest
+@ProcessTest
 class PauseThenKillProcessTest {
 
   /**

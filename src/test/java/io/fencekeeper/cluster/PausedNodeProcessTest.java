@@ -13,7 +13,7 @@ import io.fencekeeper.run.RunState;
 import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.testing.Await;
-import io.fencekeeper.testing.ClusterProcessTest;
+import io.fencekeeper.testing.ProcessTest;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
  * others down it and take its items over. On SIGCONT it finds itself downed and stops; whatever its
  * workers were in the middle of is fenced off: one effect per key, no interleaved writers.
  */
-@ClusterProcessTest
+@ProcessTest
 class PausedNodeProcessTest {
 
   @Test

@@ -18,8 +18,8 @@ import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.run.scope.Scope;
 import io.fencekeeper.testing.Await;
-import io.fencekeeper.testing.ClusterProcessTest;
 import io.fencekeeper.testing.PoisonedServe;
+import io.fencekeeper.testing.ProcessTest;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -42,7 +42,7 @@ import org.junit.jupiter.api.Test;
  * whole fleet: it is QUARANTINED, every other item is DONE with one effect per key at the sim, and
  * the run ends PARTIAL at its deadline (a quarantined item is not done).
  */
-@ClusterProcessTest
+@ProcessTest
 class PoisonItemProcessTest {
 
   static final String JOB = "poison";

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import io.fencekeeper.node.FencekeeperNode;
 import io.fencekeeper.provider.ProviderTestSupport;
 import io.fencekeeper.testing.Await;
+import io.fencekeeper.testing.ChildJvm;
 import io.fencekeeper.testing.TestDatabases;
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -340,18 +341,9 @@ final class ProcessCluster implements AutoCloseable {
     }
   }
 
+  /** A child JVM of this build up to its main class ({@link ChildJvm}). */
   static List<String> javaCommand() {
-    String classpath = System.getProperty("surefire.test.class.path");
-    if (classpath == null || classpath.isBlank()) {
-      classpath = System.getProperty("java.class.path");
-    }
-    return List.of(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx256m",
-        "-XX:+UseSerialGC",
-        "-XX:TieredStopAtLevel=1",
-        "-cp",
-        classpath);
+    return ChildJvm.command();
   }
 
   static String awaitLine(Path log, Pattern pattern, Process process) {

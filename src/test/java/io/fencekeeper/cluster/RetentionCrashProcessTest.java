@@ -9,7 +9,7 @@ import io.fencekeeper.api.ApiJson;
 import io.fencekeeper.archive.ArchiveManifest;
 import io.fencekeeper.archive.ArchiveReader;
 import io.fencekeeper.testing.Await;
-import io.fencekeeper.testing.ClusterProcessTest;
+import io.fencekeeper.testing.ProcessTest;
 import io.fencekeeper.testing.TestDatabases;
 import java.io.IOException;
 import java.net.URI;
@@ -48,7 +48,7 @@ import org.junit.jupiter.api.Test;
  * tombstone equal the rows there were), each archive equals what the API showed before, and {@code
  * fencekeeper archive show --report} prints what {@code GET .../report} printed.
  */
-@ClusterProcessTest
+@ProcessTest
 class RetentionCrashProcessTest {
 
   static final String TOKEN = "retention-crash-token-0123456789";

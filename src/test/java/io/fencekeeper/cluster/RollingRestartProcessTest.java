@@ -16,7 +16,7 @@ import io.fencekeeper.run.RunState;
 import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.testing.Await;
-import io.fencekeeper.testing.ClusterProcessTest;
+import io.fencekeeper.testing.ProcessTest;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.time.Duration;
@@ -41,7 +41,7 @@ import org.junit.jupiter.api.Test;
  * (its holder finished or released it, or it ran out and the next claim took it over) and when; and
  * the run's longest stretch without a completion.
  */
-@ClusterProcessTest
+@ProcessTest
 class RollingRestartProcessTest {
 
   /** An item leased by a node when it was told to stop, and how that lease ended. */

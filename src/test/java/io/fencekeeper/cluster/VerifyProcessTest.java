@@ -15,7 +15,7 @@ import io.fencekeeper.run.RunState;
 import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.testing.Await;
-import io.fencekeeper.testing.ClusterProcessTest;
+import io.fencekeeper.testing.ProcessTest;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -42,7 +42,7 @@ import org.junit.jupiter.api.Test;
  * killed with kill -9 mid-way: the verification goes on from its checkpoint on the next oldest
  * node, finds the same 5, and no item was looked up more than twice (counted at the sim).
  */
-@ClusterProcessTest
+@ProcessTest
 class VerifyProcessTest {
 
   static final int ITEMS = 5000;

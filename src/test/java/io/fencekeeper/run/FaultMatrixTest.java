@@ -13,6 +13,7 @@ import io.fencekeeper.provider.http.HttpProvider;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.run.scope.Scope;
 import io.fencekeeper.testing.Await;
+import io.fencekeeper.testing.ChildJvm;
 import io.fencekeeper.testing.ProcessTest;
 import io.fencekeeper.testing.TestDatabases;
 import io.fencekeeper.testing.TestNodes;
@@ -173,17 +174,9 @@ class FaultMatrixTest {
     }
   }
 
-  /** The same JVM and classpath as this test, so the sim is this build's. */
+  /** A child JVM of this build, so the sim is this build's ({@link ChildJvm}). */
   static List<String> javaCommand() {
-    String classpath = System.getProperty("surefire.test.class.path");
-    if (classpath == null || classpath.isBlank()) {
-      classpath = System.getProperty("java.class.path");
-    }
-    return List.of(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx256m",
-        "-cp",
-        classpath);
+    return ChildJvm.command();
   }
 
   static URI awaitListening(Process sim) throws Exception {

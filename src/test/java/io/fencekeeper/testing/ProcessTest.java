@@ -7,9 +7,12 @@ import java.lang.annotation.Target;
 import org.junit.jupiter.api.Tag;
 
 /**
- * A test class that starts child JVMs or processes (the CLI, a node that must refuse to start,
- * PostgreSQL's own processes) but no cluster: tagged {@code process}, so the fast tier ({@code mvn
- * -B test -Pfast}, README) leaves it out. A cluster of processes is a {@link ClusterProcessTest}.
+ * A test class that starts child JVMs or processes (nodes, the sim, the CLI, PostgreSQL's own
+ * processes): tagged {@code process}, so the fast tier ({@code mvn -B test -Pfast}, README) leaves
+ * it out. One named {@code *ProcessTest} runs in {@code io.fencekeeper.ProcessTests}, one class
+ * after another in one fork: its timings are the lease's and the partition inequality's, sized for
+ * the in-JVM tests of the other forks beside it, never for a second cluster of processes at once
+ * (docs/testing.md).
  */
 @Target(ElementType.TYPE)
 @Retention(RetentionPolicy.RUNTIME)
