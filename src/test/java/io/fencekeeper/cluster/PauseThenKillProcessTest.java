@@ -76,7 +76,10 @@ class PauseThenKillProcessTest {
       // a second worker node: it takes over from node 3 while node 3 sleeps, and is then killed
       cluster.awaitReady(cluster.startNode(4, List.of(cluster.nodes.get(0).address())));
       String job = "pause-kill";
-      List<AccountCursor> accounts = accounts(90);
+      // three rounds of the 8 workers: one done before the pause, one in hand when node 3 is
+      // paused (so it holds items), one pending as margin. The faults need no more; every item
+      // pending when node 4 is killed waits for node 3's 4 workers, at up to 12 s each.
+      List<AccountCursor> accounts = accounts(24);
       RunView created = createRun(cluster.client, job, accounts);
       String runId = created.runId();
       awaitDone(cluster.client, runId, 8, Duration.ofSeconds(120), "the run under way");
