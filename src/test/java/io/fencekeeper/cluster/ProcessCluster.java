@@ -6,9 +6,9 @@ import io.fencekeeper.node.FencekeeperNode;
 import io.fencekeeper.provider.ProviderTestSupport;
 import io.fencekeeper.testing.Await;
 import io.fencekeeper.testing.ChildJvm;
+import io.fencekeeper.testing.FreePorts;
 import io.fencekeeper.testing.TestDatabases;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -336,9 +336,7 @@ final class ProcessCluster implements AutoCloseable {
   }
 
   static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
-    }
+    return FreePorts.next();
   }
 
   /** A child JVM of this build up to its main class ({@link ChildJvm}). */

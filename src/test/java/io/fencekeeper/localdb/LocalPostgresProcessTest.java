@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fencekeeper.testing.Await;
+import io.fencekeeper.testing.FreePorts;
 import io.fencekeeper.testing.ProcessTest;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -244,8 +245,6 @@ class LocalPostgresProcessTest {
   }
 
   private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
-    }
+    return FreePorts.next();
   }
 }
