@@ -52,6 +52,9 @@ final class DashboardTestNode implements AutoCloseable {
     overrides.put("fencekeeper.governor.normal-cap", 6);
     overrides.put("fencekeeper.governor.burst-cap", 12);
     overrides.put("fencekeeper.http.api-read-token", READ_TOKEN);
+    // a loaded machine can take longer than the 5 s default to stage the 600 accounts of a run;
+    // the tests expect 201, so the create may wait up to 15 s (below the 20 s request timeout)
+    overrides.put("fencekeeper.create-wait", "15s");
     HeldClaims[] gate = new HeldClaims[1];
     node =
         FencekeeperNode.builder(FencekeeperNode.config(overrides))
@@ -64,6 +67,14 @@ final class DashboardTestNode implements AutoCloseable {
     ApiSettings settings = ApiSettings.from(node.settings()).withPort(0).withToken(TOKEN);
     var binding = HttpApi.start(node, settings).toCompletableFuture().get(30, TimeUnit.SECONDS);
     base = "http://127.0.0.1:" + binding.localAddress().getPort();
+  }
+
+  /**
+   * The provider stops throttling: the governor climbs back towards its normal cap and the rest of
+   * a run goes as fast as this machine allows.
+   */
+  void liftThrottle() {
+    sim.setFaults(sim.faults().withThrottlePerSecond(0));
   }
 
   @Override
