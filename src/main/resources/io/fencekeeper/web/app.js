@@ -196,6 +196,16 @@ window.addEventListener('hashchange', () => {
   route();
   main.focus({ preventScroll: true });
 });
+// A page left for another may stay in the browser's back/forward cache, and its live streams with
+// it, for about a minute: six of them hold every connection the browser opens to the node, and the
+// node's stream slots (8 per address). Leaving stops the view; coming back renders it anew.
+window.addEventListener('pagehide', () => {
+  stopView();
+  stopView = () => {};
+});
+window.addEventListener('pageshow', (event) => {
+  if (event.persisted) route();
+});
 
 renderWho();
 whoami().then((role) => {

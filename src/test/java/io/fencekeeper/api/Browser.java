@@ -78,10 +78,6 @@ final class Browser implements AutoCloseable {
         "--disable-component-update",
         "--disable-sync",
         "--hide-scrollbars",
-        // A page left for another stays in the back/forward cache with its live streams (fetch
-        // bodies) still open, for about a minute: six of them take all of chromium's connections
-        // to the node, and the next page waits for one (and for a stream slot of the node).
-        "--disable-features=BackForwardCache",
         "--user-data-dir=" + profile,
         "--window-size=" + width + "," + height);
     ChromeDriver driver = new ChromeDriver(service, options);

@@ -22,6 +22,8 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
@@ -377,7 +379,49 @@ class DashboardBrowserTest {
     node.held.release(job);
   }
 
+  @Test
+  @Order(9)
+  void aPageLeftForAnotherClosesItsLiveStreams() {
+    // each load of the runs page opens its live stream; the page it replaces may stay in the
+    // browser's back/forward cache, and before the dashboard stopped its view on pagehide, its
+    // stream stayed open with it for about a minute (six of them took every connection the
+    // browser opens to the node, and the next page waited 58 s for one)
+    browser.driver.get(node.base + "/");
+    browser.driver.executeScript(
+        "sessionStorage.setItem(arguments[0], arguments[1])", TOKEN_KEY, DashboardTestNode.TOKEN);
+    for (int visit = 1; visit <= 3; visit++) {
+      browser.driver.get(node.base + "/?visit=" + visit);
+      Await.until(
+          Duration.ofSeconds(60),
+          "the runs page of visit " + visit + " following its stream",
+          () -> openStreams() >= 1);
+    }
+    // a stream whose client went away is found at the node's next write to it: a keep-alive
+    // every 15 s (RunEventStreams.HEARTBEAT), so within two of them; a page kept in the cache
+    // held its stream for about a minute
+    Await.until(
+        Duration.ofSeconds(45),
+        "only the page on screen holding a live stream",
+        () -> openStreams() == 1,
+        () -> "open streams " + openStreams());
+  }
+
   // --- helpers ---------------------------------------------------------------------------------
+
+  /** Where the page keeps its token for the tab (api.js). */
+  private static final String TOKEN_KEY = "fencekeeper.token";
+
+  private static final Pattern OPEN_STREAMS =
+      Pattern.compile("(?m)^fencekeeper_http_event_streams(?:\\{[^}]*\\})? ([0-9.]+)$");
+
+  /** The node's live streams open now ({@code fencekeeper_http_event_streams} of /metrics). */
+  private static int openStreams() {
+    ApiTestNode.Answer metrics = get("/metrics", DashboardTestNode.READ_TOKEN);
+    assertEquals(200, metrics.status(), metrics.body());
+    Matcher gauge = OPEN_STREAMS.matcher(metrics.body());
+    assertTrue(gauge.find(), "no fencekeeper_http_event_streams in /metrics");
+    return (int) Double.parseDouble(gauge.group(1));
+  }
 
   private static WebDriverWait waitFor() {
     return new WebDriverWait(browser.driver, WAIT);
