@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fencekeeper.testing.Await;
+import io.fencekeeper.testing.ChildJvm;
+import io.fencekeeper.testing.FreePorts;
 import io.fencekeeper.testing.ProcessTest;
 import io.fencekeeper.testing.TestDatabases;
 import java.io.IOException;
@@ -64,14 +66,12 @@ class ClusterBootstrapProcessTest {
     TestDatabases.Target db = TestDatabases.freshPostgres();
     List<Integer> managementPorts = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
-      managementPorts.add(ProcessCluster.freePort());
+      managementPorts.add(FreePorts.next());
     }
     managementPorts.sort(Integer::compare); // node 1 has the lowest address: it would form
     List<Node> nodes = new ArrayList<>();
     for (int n = 1; n <= 3; n++) {
-      nodes.add(
-          new Node(
-              n, managementPorts.get(n - 1), ProcessCluster.freePort(), ProcessCluster.freePort()));
+      nodes.add(new Node(n, managementPorts.get(n - 1), FreePorts.next(), FreePorts.next()));
     }
     Path conf = writeConf(dir, nodes);
     try {
@@ -181,7 +181,7 @@ class ClusterBootstrapProcessTest {
 
   private Process start(Node node, Path conf, TestDatabases.Target db, Path dir, String log)
       throws IOException {
-    List<String> command = new ArrayList<>(ProcessCluster.javaCommand());
+    List<String> command = new ArrayList<>(ChildJvm.command());
     // bootstrap says at INFO why it waits; the tests' logback-test.xml shows only warnings
     command.add(1, "-Dlogback.configurationFile=" + dir.resolve("logback.xml"));
     command.addAll(List.of("io.fencekeeper.cli.Main", "serve", "--config", conf.toString()));

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.fencekeeper.provider.sim.SimFaults;
 import io.fencekeeper.provider.sim.SimProviderServer;
+import io.fencekeeper.testing.ChildJvm;
 import io.fencekeeper.testing.ProcessTest;
 import java.io.IOException;
 import java.net.Inet4Address;
@@ -108,7 +109,7 @@ class DeploymentDefaultsTest {
 
   @Test
   void serveRefusesToPutTheClusterPortOnANetworkInPlainTcp() throws Exception {
-    List<String> command = new ArrayList<>(ProcessCluster.javaCommand());
+    List<String> command = new ArrayList<>(ChildJvm.command());
     command.addAll(List.of("io.fencekeeper.cli.Main", "serve"));
     ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
     builder.redirectOutput(dir.resolve("serve.log").toFile());

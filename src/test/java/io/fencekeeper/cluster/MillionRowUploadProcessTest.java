@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fencekeeper.testing.Await;
+import io.fencekeeper.testing.ChildJvm;
+import io.fencekeeper.testing.FreePorts;
 import io.fencekeeper.testing.ProcessTest;
 import io.fencekeeper.testing.TestDatabases;
 import java.io.BufferedWriter;
@@ -49,9 +51,9 @@ class MillionRowUploadProcessTest {
         out.write("acct-" + i + ",c-" + (i % 7) + "\n");
       }
     }
-    int http = ProcessCluster.freePort();
-    int management = ProcessCluster.freePort();
-    List<String> command = new ArrayList<>(ProcessCluster.javaCommand()); // -Xmx256m
+    int http = FreePorts.next();
+    int management = FreePorts.next();
+    List<String> command = new ArrayList<>(ChildJvm.command()); // -Xmx256m
     command.add(1, "-Xlog:gc:file=" + dir.resolve("gc.log"));
     command.addAll(List.of("io.fencekeeper.cli.Main", "serve"));
     ProcessBuilder builder =
@@ -65,7 +67,7 @@ class MillionRowUploadProcessTest {
     env.put("FENCEKEEPER_DATA_DIR", dir.resolve("data").toString());
     env.put("FENCEKEEPER_HTTP_PORT", String.valueOf(http));
     env.put("FENCEKEEPER_MANAGEMENT_PORT", String.valueOf(management));
-    env.put("FENCEKEEPER_REMOTE_PORT", String.valueOf(ProcessCluster.freePort()));
+    env.put("FENCEKEEPER_REMOTE_PORT", String.valueOf(FreePorts.next()));
     env.put("FENCEKEEPER_SEED_NODES", "");
     env.put("FENCEKEEPER_WORKERS", "0"); // staging only: the items stay PENDING
     env.put("FENCEKEEPER_LOG_LEVEL", "WARN");

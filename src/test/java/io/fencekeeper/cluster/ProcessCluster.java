@@ -136,7 +136,7 @@ final class ProcessCluster implements AutoCloseable {
     this.launches = launches;
     db = TestDatabases.freshPostgres();
     dir = Files.createTempDirectory("fencekeeper-processes");
-    List<String> simCommand = new ArrayList<>(javaCommand());
+    List<String> simCommand = new ArrayList<>(ChildJvm.command());
     simCommand.addAll(List.of("io.fencekeeper.cli.Main", "sim-provider", "--port", "0"));
     simCommand.addAll(List.of(simFlags));
     sim =
@@ -156,13 +156,14 @@ final class ProcessCluster implements AutoCloseable {
     Files.writeString(confFile, conf);
 
     try {
-      NodeProcess first = startNode(1, freePort(), freePort(), freePort(), List.of());
+      NodeProcess first =
+          startNode(1, FreePorts.next(), FreePorts.next(), FreePorts.next(), List.of());
       awaitReady(first);
       stampJournalRowsWithDatabaseTime();
       List<String> seeds = List.of(first.address());
       // one at a time: two JVMs warming up together starve each other's heartbeats on 2 cores
-      awaitReady(startNode(2, freePort(), freePort(), freePort(), seeds));
-      awaitReady(startNode(3, freePort(), freePort(), freePort(), seeds));
+      awaitReady(startNode(2, FreePorts.next(), FreePorts.next(), FreePorts.next(), seeds));
+      awaitReady(startNode(3, FreePorts.next(), FreePorts.next(), FreePorts.next(), seeds));
       client = ClusterFixture.startNode(db, dir.resolve("client"), seeds, null, 0, timings);
     } catch (Exception | AssertionError e) {
       // try-with-resources never closes what failed to construct: stop what did start
@@ -177,7 +178,7 @@ final class ProcessCluster implements AutoCloseable {
 
   /** Starts node {@code n} (a restarted node gets a new number) joining {@code seeds}. */
   NodeProcess startNode(int n, List<String> seeds) throws IOException {
-    return startNode(n, freePort(), freePort(), freePort(), seeds);
+    return startNode(n, FreePorts.next(), FreePorts.next(), FreePorts.next(), seeds);
   }
 
   /**
@@ -216,7 +217,7 @@ final class ProcessCluster implements AutoCloseable {
       throws IOException {
     Launch launch = launches.apply(n);
     List<String> command = new ArrayList<>(launch.prefix());
-    command.addAll(javaCommand());
+    command.addAll(ChildJvm.command());
     command.addAll(nodeMain);
     command.addAll(List.of("--config", confFile.toString()));
     ProcessBuilder builder = new ProcessBuilder(command);
@@ -333,15 +334,6 @@ final class ProcessCluster implements AutoCloseable {
     Process kill =
         new ProcessBuilder("kill", "-" + signal, String.valueOf(process.pid())).inheritIO().start();
     assertEquals(0, kill.waitFor(), "kill -" + signal);
-  }
-
-  static int freePort() throws IOException {
-    return FreePorts.next();
-  }
-
-  /** A child JVM of this build up to its main class ({@link ChildJvm}). */
-  static List<String> javaCommand() {
-    return ChildJvm.command();
   }
 
   static String awaitLine(Path log, Pattern pattern, Process process) {

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.fencekeeper.testing.ChildJvm;
+import io.fencekeeper.testing.FreePorts;
 import io.fencekeeper.testing.ProcessTest;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -50,11 +52,11 @@ class RetentionConfigProcessTest {
     // the three at once: each is a JVM start and a refusal
     List<Process> processes = new ArrayList<>();
     for (var c : cases.entrySet()) {
-      List<String> command = new ArrayList<>(ProcessCluster.javaCommand());
+      List<String> command = new ArrayList<>(ChildJvm.command());
       command.addAll(List.of("io.fencekeeper.cli.Main", "serve"));
       ProcessBuilder builder = new ProcessBuilder(command);
       builder.environment().put("FENCEKEEPER_DATA_DIR", dir.resolve(c.getKey()).toString());
-      builder.environment().put("FENCEKEEPER_HTTP_PORT", String.valueOf(ProcessCluster.freePort()));
+      builder.environment().put("FENCEKEEPER_HTTP_PORT", String.valueOf(FreePorts.next()));
       builder.environment().putAll(c.getValue());
       builder.redirectErrorStream(true).redirectOutput(dir.resolve(c.getKey() + ".log").toFile());
       processes.add(builder.start());

@@ -9,6 +9,8 @@ import io.fencekeeper.api.ApiJson;
 import io.fencekeeper.archive.ArchiveManifest;
 import io.fencekeeper.archive.ArchiveReader;
 import io.fencekeeper.testing.Await;
+import io.fencekeeper.testing.ChildJvm;
+import io.fencekeeper.testing.FreePorts;
 import io.fencekeeper.testing.ProcessTest;
 import io.fencekeeper.testing.TestDatabases;
 import java.io.IOException;
@@ -71,9 +73,9 @@ class RetentionCrashProcessTest {
         dir.resolve("retention.conf"),
         // small delete batches, so that a kill lands between two of them; a check a second
         "fencekeeper.retention { batch-size = " + DELETE_BATCH + ", check-interval = 1s }\n");
-    int remote = ProcessCluster.freePort();
-    int management = ProcessCluster.freePort();
-    httpPort = ProcessCluster.freePort();
+    int remote = FreePorts.next();
+    int management = FreePorts.next();
+    httpPort = FreePorts.next();
     Process node = start("node.log", remote, management);
     Process restarted = null;
     try {
@@ -278,7 +280,7 @@ class RetentionCrashProcessTest {
   }
 
   private Process start(String log, int remote, int management) throws IOException {
-    List<String> command = new ArrayList<>(ProcessCluster.javaCommand());
+    List<String> command = new ArrayList<>(ChildJvm.command());
     command.addAll(
         List.of(
             "io.fencekeeper.cli.Main",
@@ -305,7 +307,7 @@ class RetentionCrashProcessTest {
   }
 
   private Process cli(String out, String... args) throws IOException {
-    List<String> command = new ArrayList<>(ProcessCluster.javaCommand());
+    List<String> command = new ArrayList<>(ChildJvm.command());
     command.add("io.fencekeeper.cli.Main");
     command.addAll(List.of(args));
     return new ProcessBuilder(command)

@@ -15,6 +15,7 @@ import io.fencekeeper.run.RunState;
 import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.testing.Await;
+import io.fencekeeper.testing.ChildJvm;
 import io.fencekeeper.testing.ProcessTest;
 import java.net.URI;
 import java.net.URLEncoder;
@@ -185,7 +186,7 @@ class VerifyProcessTest {
   static Cli verifyCli(
       ProcessCluster cluster, ProcessCluster.NodeProcess node, String runId, Path output)
       throws Exception {
-    List<String> command = new ArrayList<>(ProcessCluster.javaCommand());
+    List<String> command = new ArrayList<>(ChildJvm.command());
     command.addAll(
         List.of(
             "io.fencekeeper.cli.Main",

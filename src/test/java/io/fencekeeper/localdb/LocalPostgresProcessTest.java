@@ -42,7 +42,7 @@ class LocalPostgresProcessTest {
   void durableServerStopsCleanlyOnSigtermAndKeepsItsDataForTheNextStart(@TempDir Path dir)
       throws Exception {
     Path data = dir.resolve("pg");
-    int port = freePort();
+    int port = FreePorts.next();
 
     Process first = start(data, port, dir.resolve("first.out"));
     try {
@@ -147,7 +147,7 @@ class LocalPostgresProcessTest {
             "--data-dir",
             dir.resolve("pg").toString(),
             "--port",
-            String.valueOf(freePort()),
+            String.valueOf(FreePorts.next()),
             "--binaries-dir",
             binaries.toString());
     return start(args, dir.resolve(out));
@@ -242,9 +242,5 @@ class LocalPostgresProcessTest {
           }
         },
         url -> url != null);
-  }
-
-  private static int freePort() throws IOException {
-    return FreePorts.next();
   }
 }

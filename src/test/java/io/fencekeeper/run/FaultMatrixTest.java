@@ -62,7 +62,7 @@ class FaultMatrixTest {
   }
 
   RunView runAgainstFaultySimProcess(String job, List<String> extraFlags) throws Exception {
-    List<String> command = new ArrayList<>(javaCommand());
+    List<String> command = new ArrayList<>(ChildJvm.command());
     command.addAll(
         List.of(
             "io.fencekeeper.cli.Main",
@@ -172,11 +172,6 @@ class FaultMatrixTest {
     } catch (Exception e) {
       throw new IllegalStateException(e);
     }
-  }
-
-  /** A child JVM of this build, so the sim is this build's ({@link ChildJvm}). */
-  static List<String> javaCommand() {
-    return ChildJvm.command();
   }
 
   static URI awaitListening(Process sim) throws Exception {
