@@ -233,7 +233,8 @@ final class ApiTestNode implements AutoCloseable {
     try {
       HttpResponse<String> response =
           http.send(
-              request.timeout(Duration.ofSeconds(30)).build(),
+              // a bound on a failure, not on the test: a staged upload took over 30 s at load 28
+              request.timeout(Duration.ofSeconds(120)).build(),
               HttpResponse.BodyHandlers.ofString());
       return new Answer(response.statusCode(), response.body(), response.headers(), json);
     } catch (IOException e) {

@@ -91,15 +91,15 @@ class CountersMatchJournalProcessTest {
             "--timeout-after-accept",
             "0.03",
             "--throttle-per-second",
-            "20")) {
+            "10")) {
       // a second worker node, which takes over what node 3 holds while it sleeps
       cluster.awaitReady(cluster.startNode(4, List.of(cluster.nodes.get(0).address())));
       String job = "counters";
-      // at the throttle's 20 calls/s the run does about 6 items/s: the faults up to the kill take
-      // some 25 s (about 150 items); 600 keep the run going some 75 s longer, a margin for a
-      // loaded machine that node 1's removal after the kill mostly overlaps, and give hundreds of
-      // applies for the 3% that time out after accepting (the reconciliations)
-      List<AccountCursor> accounts = accounts(600);
+      // the throttle is 10 calls/s, so that the run meets 429s however slow a loaded machine makes
+      // it (at 20, a run at load 28 never went past it, and throttledAnswers stayed 0); the
+      // faults up to the kill take about 150 items; 400 keep the run going past the kill, and
+      // give hundreds of applies for the 3% that time out after accepting (the reconciliations)
+      List<AccountCursor> accounts = accounts(400);
       RunView created = createRun(cluster.client, job, accounts);
       String runId = created.runId();
       awaitDone(cluster.client, runId, 60, Duration.ofSeconds(90), "a tenth of the run done");
