@@ -4,7 +4,9 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigValueFactory;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.output.MigrateResult;
 
@@ -62,6 +64,31 @@ public record JournalDatabase(
         + ";DB_CLOSE_ON_EXIT=FALSE;LOCK_TIMEOUT=10000";
   }
 
+  /**
+   * How long PostgreSQL lets a session of this node sit idle inside an open transaction before it
+   * ends the session. A healthy node keeps a transaction open for milliseconds (one multi-row
+   * INSERT, then COMMIT). A node stopped between the two (SIGSTOP, a frozen VM, a long pause) keeps
+   * its transaction's row locks for as long as it is stopped: the survivors, writing the next event
+   * of an item the stopped node was writing to, wait on the journal's primary key, and with one
+   * journal writer per node every write of that node waits behind that one. Before this limit a
+   * node paused past its removal stalled a survivor's journal until the journal's circuit breaker
+   * opened (a {@code PausedNodeProcessTest} failure in CI). Shorter than the split-brain resolver's
+   * stable-after (7 s) and the lease, so the locks are gone before anyone takes the stopped node's
+   * items over.
+   */
+  public static final Duration IDLE_TRANSACTION_LIMIT = Duration.ofSeconds(5);
+
+  /**
+   * The SQL every pooled connection runs once when opened: on PostgreSQL the limit above; none on
+   * the embedded H2, whose one node cannot be stopped apart from its database.
+   */
+  public Optional<String> sessionSetupSql() {
+    return kind == Kind.POSTGRESQL
+        ? Optional.of(
+            "SET idle_in_transaction_session_timeout = " + IDLE_TRANSACTION_LIMIT.toMillis())
+        : Optional.empty();
+  }
+
   /** Creates or upgrades the schema; returns how many migrations ran. */
   public int migrate() {
     MigrateResult result =
@@ -81,7 +108,12 @@ public record JournalDatabase(
    */
   private Config driverProperties(String base) {
     return kind == Kind.POSTGRESQL
-        ? ConfigFactory.parseMap(Map.of(base + ".db.properties.reWriteBatchedInserts", "true"))
+        ? ConfigFactory.parseMap(
+            Map.of(
+                base + ".db.properties.reWriteBatchedInserts",
+                "true",
+                base + ".db.connectionInitSql",
+                sessionSetupSql().orElseThrow()))
         : ConfigFactory.empty();
   }
 

@@ -43,6 +43,8 @@ public final class RunItemStore implements ScopeRows, AutoCloseable {
       // staging inserts its batches as multi-row INSERTs (as the journal does)
       config.addDataSourceProperty("reWriteBatchedInserts", "true");
     }
+    // EndedRuns holds a row lock inside a transaction: a stopped node must not keep it
+    database.sessionSetupSql().ifPresent(config::setConnectionInitSql);
     this.dataSource = new HikariDataSource(config);
   }
 

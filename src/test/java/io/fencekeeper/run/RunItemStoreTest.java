@@ -6,10 +6,14 @@ import io.fencekeeper.journal.JournalDatabase;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.testing.TestDatabases;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -71,6 +75,27 @@ class RunItemStoreTest {
           List.of(RunItemStore.UNKNOWN),
           store.page("scope-b", 0, 100).stream().map(RunItemStore.Row::status).distinct().toList(),
           "the same seqs in another scope keep their status");
+    }
+  }
+
+  /**
+   * The run tables' pool ends a session left idle inside a transaction as the journal's does
+   * (EndedRuns holds a row lock in one): a node stopped mid-transaction cannot hold it for the
+   * others. The limit is a session setting, so every connection of the pool must carry it.
+   */
+  @Test
+  void everyPooledPostgresConnectionCarriesTheIdleTransactionLimit() throws Exception {
+    JournalDatabase db = TestDatabases.migrated(TestDatabases.freshPostgres());
+    try (RunItemStore store = new RunItemStore(db);
+        Connection first = store.dataSource().getConnection();
+        Connection second = store.dataSource().getConnection()) {
+      for (Connection c : List.of(first, second)) {
+        try (Statement s = c.createStatement();
+            ResultSet rs = s.executeQuery("SHOW idle_in_transaction_session_timeout")) {
+          rs.next();
+          assertEquals(JournalDatabase.IDLE_TRANSACTION_LIMIT.toSeconds() + "s", rs.getString(1));
+        }
+      }
     }
   }
 }
