@@ -9,6 +9,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeoutException;
 import org.apache.pekko.http.javadsl.model.ContentTypes;
 import org.apache.pekko.http.javadsl.model.HttpEntities;
+import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.StatusCodes;
 import org.apache.pekko.http.javadsl.model.headers.RawHeader;
@@ -53,6 +54,22 @@ final class ApiErrors {
     // a failure of the node itself is "unavailable", and logged
     log.error("HTTP API request failed", cause);
     return unavailable("the node could not answer; its log has the cause");
+  }
+
+  /**
+   * What a request answers when it outlives the server's request timeout: still running inside the
+   * node (a command may yet be applied), or still sending its body.
+   */
+  HttpResponse requestTimedOut(HttpRequest request) {
+    return toHttp(
+        ApiResponse.json(
+            503,
+            new ApiError(
+                    503,
+                    "request_timeout",
+                    "the node did not answer within its request timeout; whether a command was"
+                        + " applied is unknown: read it before retrying")
+                .body()));
   }
 
   static Throwable unwrap(Throwable failure) {
@@ -136,10 +153,16 @@ final class ApiErrors {
             e ->
                 e.status().intValue() == 413 || e.info().summary().startsWith("Request too large")
                     ? bodyTooLarge()
-                    : envelope(
-                        400,
-                        "bad_request",
-                        "the request is malformed: " + ParsingErrors.plain(e.info().summary())))
+                    // the body stopped coming: the caller's connection, not its JSON, is at fault
+                    : e.status().intValue() == 408
+                        ? envelope(
+                            408,
+                            "body_timeout",
+                            "the request body did not arrive in time; send it whole")
+                        : envelope(
+                            400,
+                            "bad_request",
+                            "the request is malformed: " + ParsingErrors.plain(e.info().summary())))
         .matchAny(
             e -> {
               log.error("HTTP API route failed", e);

@@ -6,6 +6,7 @@ import static org.apache.pekko.http.javadsl.server.Directives.extractRequest;
 import static org.apache.pekko.http.javadsl.server.Directives.extractStrictEntity;
 import static org.apache.pekko.http.javadsl.server.Directives.handleExceptions;
 import static org.apache.pekko.http.javadsl.server.Directives.handleRejections;
+import static org.apache.pekko.http.javadsl.server.Directives.withRequestTimeoutResponse;
 import static org.apache.pekko.http.javadsl.server.Directives.withSizeLimit;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -255,6 +256,11 @@ public final class HttpApi {
   }
 
   Route route() {
+    // the server's own answer when pekko.http.server.request-timeout passes is the envelope too
+    return withRequestTimeoutResponse(errors::requestTimedOut, this::handledRoute);
+  }
+
+  private Route handledRoute() {
     return handleExceptions(
         errors.exceptionHandler(),
         () ->

@@ -3,7 +3,6 @@ package io.fencekeeper.api;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.fencekeeper.testing.TestDatabases;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -30,25 +29,10 @@ class SlowCreateApiTest {
 
   @BeforeAll
   static void nodeWithASlowScopeSource() throws SQLException {
-    TestDatabases.Target support = TestDatabases.freshPostgres();
-    String role = "slow_scope_reader_" + System.nanoTime();
-    try (Connection c =
-            DriverManager.getConnection(support.url(), support.user(), support.password());
-        Statement s = c.createStatement()) {
-      s.execute("CREATE TABLE accounts (account_id VARCHAR(64), cursor VARCHAR(64))");
-      s.execute("INSERT INTO accounts SELECT 'acct-' || n, 'c-1' FROM generate_series(1, 50) AS n");
-      s.execute("INSERT INTO accounts VALUES ('bad value', 'c-1')");
-      s.execute("CREATE ROLE " + role + " LOGIN PASSWORD 'reader'");
-      s.execute("GRANT SELECT ON accounts TO " + role);
-    }
-    api =
-        ApiTestNode.fresh(
-            Map.of(
-                "fencekeeper.scope-sql.url", support.url().replaceAll("\\?.*", ""),
-                "fencekeeper.scope-sql.user", role,
-                "fencekeeper.scope-sql.password", "reader",
-                "fencekeeper.create-wait", "1s",
-                "pekko.http.server.request-timeout", "4s"));
+    Map<String, Object> settings = ScopeSqlSource.settings(50, "('bad value', 'c-1')");
+    settings.put("fencekeeper.create-wait", "1s");
+    settings.put("pekko.http.server.request-timeout", "4s");
+    api = ApiTestNode.fresh(settings);
   }
 
   @AfterAll
