@@ -26,7 +26,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The API's server socket and the connections it takes (docs/security.md, "In front of an exposed
- * node"): at most {@code pekko.http.server.max-connections} at once (256; more wait to be
+ * node"): at most {@code pekko.http.server.max-connections} at once (1,024; more wait to be
  * accepted), at most {@code fencekeeper.http.max-connections-per-address} from one remote address
  * (32; more are closed as soon as they are accepted, so one machine cannot take the server's
  * connections from everyone else), and each request head within {@code

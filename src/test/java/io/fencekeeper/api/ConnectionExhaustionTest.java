@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -20,7 +21,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Issue 25, item 2: connections that send nothing or half a request head must not keep an
- * authenticated caller from its answer. One remote address holds at most 32 of the server's 256
+ * authenticated caller from its answer. One remote address holds at most 32 of the server's 1,024
  * connections (the rest are closed when accepted), and every connection must finish its request
  * head within 10 s. The callers' many addresses are loopback addresses (127.0.x.y).
  */
@@ -101,20 +102,26 @@ class ConnectionExhaustionTest {
     }
   }
 
+  /**
+   * Issue 36: 300 idle connections from 10 machines (30 each, below each address's cap) no longer
+   * fill the server, so an authenticated call is answered without waiting for any of their head
+   * deadlines. The node here gives heads 60 s, far longer than setting up and asking takes on a
+   * loaded machine: that none of the 300 was closed when the answer came shows that no slot had to
+   * be freed for it.
+   */
   @Test
-  void threeHundredIdleConnectionsFromManyMachinesWaitNoLongerThanTheirHeadDeadline()
+  void threeHundredIdleConnectionsFromTenMachinesLeaveRoomForAnAuthenticatedCall()
       throws Exception {
-    try (ApiTestNode node = ApiTestNode.fresh()) {
+    try (ApiTestNode node =
+        ApiTestNode.fresh(Map.of("fencekeeper.http.request-head-timeout", "60s"))) {
       List<Socket> idle = new ArrayList<>();
       try {
-        // 10 addresses, 30 each: below each address's cap, above the server's 256 together
         for (int i = 0; i < 300; i++) {
           idle.add(idle(node, "127.0.5." + (1 + i % 10), i % 2 == 1));
         }
         assertEquals(
             200, authenticatedRead(node, "with 300 idle connections of 10 addresses open"));
-        Await.until(
-            Duration.ofSeconds(90), "every idle connection closed", () -> closedCount(idle) == 300);
+        assertEquals(0, closedCount(idle), "idle connections closed before the answer came");
       } finally {
         for (Socket socket : idle) {
           socket.close();

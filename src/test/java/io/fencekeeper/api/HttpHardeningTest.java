@@ -132,7 +132,7 @@ class HttpHardeningTest {
   void theHttpServerBoundsConnectionsAndTimePerRequest() {
     Config http = api.node.system().settings().config().getConfig("pekko.http.server");
     assertEquals(Duration.ofSeconds(20), http.getDuration("request-timeout"));
-    assertEquals(256, http.getInt("max-connections"));
+    assertEquals(1024, http.getInt("max-connections"));
     assertEquals(4096, http.getBytes("parsing.max-uri-length"));
     assertEquals("io.fencekeeper.api.ParsingErrors", http.getString("parsing.error-handler"));
   }
