@@ -12,7 +12,9 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fencekeeper.node.FencekeeperNode;
+import io.fencekeeper.provider.budget.BudgetKeeper;
 import io.fencekeeper.provider.budget.BudgetView;
+import io.fencekeeper.provider.budget.ProviderBudget;
 import io.fencekeeper.provider.http.HttpProvider;
 import io.fencekeeper.provider.sim.SimFaults;
 import io.fencekeeper.provider.sim.SimProviderServer;
@@ -56,6 +58,11 @@ class ProviderBudgetClusterTest {
 
   /** Three nodes whose provider "payments" is the sim, with a budget. */
   void startCluster(int workersPerNode, int maxInFlight, int maxRate) throws Exception {
+    startCluster(workersPerNode, maxInFlight, maxRate, PERMIT_LEASE);
+  }
+
+  void startCluster(int workersPerNode, int maxInFlight, int maxRate, Duration permitLease)
+      throws Exception {
     unusedDefault =
         HttpProvider.create(sim.baseUrl(), Duration.ofSeconds(2), Duration.ofSeconds(5));
     TestDatabases.Target db = TestDatabases.freshPostgres();
@@ -67,7 +74,7 @@ class ProviderBudgetClusterTest {
     config.put(block + ".request-timeout", "2s");
     config.put(block + ".max-in-flight", maxInFlight);
     config.put(block + ".max-rate", maxRate);
-    config.put("fencekeeper.budget.permit-lease", PERMIT_LEASE.toMillis() + "ms");
+    config.put("fencekeeper.budget.permit-lease", permitLease.toMillis() + "ms");
     config.put("fencekeeper.budget.decrease-cooldown", "2s");
     // terminate() then stops a node without leaving the cluster: the crash of a process
     config.put("pekko.coordinated-shutdown.run-by-actor-system-terminate", "off");
@@ -301,6 +308,43 @@ class ProviderBudgetClusterTest {
     assertTrue(
         back.compareTo(PERMIT_LEASE.plusSeconds(2)) <= 0,
         "permits back after " + back.toMillis() + " ms");
+    assertTrue(sim.peakInFlight() <= maxInFlight, "peak in flight " + sim.peakInFlight());
+  }
+
+  /**
+   * Issue 36: a budget an operator gives a provider that had none holds from the first call of a
+   * run started right after the PUT. The nodes are idle when it comes, so their grants do not
+   * change (0 before, 0 while the keeper recovers); they must still learn at once that their calls
+   * now need permits. The production lease (30 s) puts their next renewal 7.5 s away: before the
+   * fix the run's first seconds went unbudgeted, 24 workers against a budget of 6.
+   */
+  @Test
+  void aBudgetSetRightBeforeARunHoldsFromItsFirstCall() throws Exception {
+    int maxInFlight = 6;
+    sim = SimProviderServer.start(0, SimFaults.NONE.withLatency(100, 30), 29);
+    startCluster(8, 0, 0, Duration.ofSeconds(30));
+    FencekeeperNode via = nodes.get(0);
+    // every node's pool has renewed with the keeper (each does so as it starts)
+    Await.until(
+        Duration.ofSeconds(60),
+        "the keeper to know all three nodes' pools",
+        () -> budget(via).map(view -> view.nodes().size() == 3).orElse(false),
+        () -> String.valueOf(budget(via)));
+    assertInstanceOf(
+        BudgetKeeper.BudgetSet.class,
+        via.budgets()
+            .set(PROVIDER, new ProviderBudget(maxInFlight, 0))
+            .toCompletableFuture()
+            .get(30, TimeUnit.SECONDS));
+    List<AccountCursor> accounts = accounts(150);
+    RunView run = createRun(via, "right-after-the-put", accounts);
+    RunView ended = awaitEnded(via, run.runId(), Duration.ofMinutes(3));
+    assertEquals(RunState.SUCCEEDED, ended.state(), ended.toString());
+    assertOneEffectPerKey(via, "right-after-the-put", accounts, sim.effects());
+    System.out.printf(
+        "budget of %d set right before a run of %d items on 3 nodes of 8 workers: peak in flight at"
+            + " the sim %d%n",
+        maxInFlight, accounts.size(), sim.peakInFlight());
     assertTrue(sim.peakInFlight() <= maxInFlight, "peak in flight " + sim.peakInFlight());
   }
 

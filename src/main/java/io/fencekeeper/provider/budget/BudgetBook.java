@@ -318,7 +318,13 @@ final class BudgetBook {
       startRecovery(nowNanos);
     }
     record(now, "budget set to " + next + " by " + nextSource);
-    return pushes(rebalance());
+    Set<String> changed = rebalance();
+    if (next.limited() && !wasLimited) {
+      // an idle node's grant stays 0, so rebalancing finds nothing to send it; but it must learn
+      // now that its calls need permits, not at its next renewal a quarter lease away
+      holders.keySet().stream().filter(changed::add).forEach(this::newVersion);
+    }
+    return pushes(changed);
   }
 
   // --- sharing out -------------------------------------------------------------------------------
@@ -394,12 +400,15 @@ final class BudgetBook {
         }
       }
     }
-    for (String id : changed) {
-      Holder h = holders.get(id);
-      h.version = ++versions;
-      h.unacknowledged.addLast(new Sent(h.version, h.granted, h.rate));
-    }
+    changed.forEach(this::newVersion);
     return changed;
+  }
+
+  /** A holder's grant is to be sent again: a new version, counted until the node acknowledges. */
+  private void newVersion(String id) {
+    Holder h = holders.get(id);
+    h.version = ++versions;
+    h.unacknowledged.addLast(new Sent(h.version, h.granted, h.rate));
   }
 
   private List<Outgoing> pushes(Set<String> changed) {

@@ -245,4 +245,23 @@ class BudgetBookTest {
     renew(book, "b", 0, 4, 0);
     assertEquals(0, granted("b"), "a's 7 calls were never counted: nothing is free yet");
   }
+
+  /**
+   * Issue 36: an idle node's grant does not change when a budget comes (0 permits before, 0 after
+   * while the keeper recovers), but it must still learn at once that its calls now need permits;
+   * else it calls freely until its next renewal (a quarter lease), and runs started right after the
+   * PUT went past the budget (9 and 13 calls at once against 6).
+   */
+  @Test
+  void anOperatorsBudgetOnAProviderWithoutOneReachesTheIdleNodesAtOnce() {
+    BudgetBook book = running(ProviderBudget.NONE);
+    List<Outgoing> out = book.set(new ProviderBudget(6, 0), "operator", now, AT);
+    deliver(out);
+    assertEquals(
+        Set.of("a", "b"),
+        out.stream().map(Outgoing::holderId).collect(java.util.stream.Collectors.toSet()),
+        "every holder told");
+    assertTrue(lastGrant.get("a").limited() && lastGrant.get("b").limited());
+    assertEquals(0, granted("a") + granted("b"), "nothing granted before the nodes report");
+  }
 }

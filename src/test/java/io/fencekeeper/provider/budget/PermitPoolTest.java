@@ -207,4 +207,25 @@ class PermitPoolTest {
     held(free.acquire(WAIT).toCompletableFuture()); // no pause: nothing is shared
     assertEquals(-1, free.permits());
   }
+
+  /**
+   * Issue 36: the keeper's push that a provider now has a budget stops an unbudgeted pool at once.
+   * The calls already in flight go on (they are reported as held); a new call waits for a grant,
+   * and the keeper is asked for one.
+   */
+  @Test
+  void aPushedBudgetStopsAPoolThatHadNoneAtOnce() {
+    PermitPool free =
+        new PermitPool("default", ProviderBudget.NONE, CALL_TIMEOUT, timer::nanos, timer);
+    AtomicInteger asked = new AtomicInteger();
+    free.onReportWanted(asked::incrementAndGet);
+    Permits.Permit running = held(free.acquire(WAIT).toCompletableFuture());
+    free.apply(grant(0, -1, -1), -1, false);
+    var next = free.acquire(WAIT).toCompletableFuture();
+    assertFalse(next.isDone(), "a call after the push waits for a grant");
+    assertEquals(1, free.inFlight(), "the call in flight goes on");
+    assertEquals(1, asked.get(), "the keeper is asked at once");
+    running.release(null);
+    assertFalse(next.isDone(), "a call that ends frees no permit the keeper has not granted");
+  }
 }
