@@ -164,7 +164,9 @@ final class LiveRun {
       NodeRun heard = nodes.get(node);
       int demand = heard == null ? cap : heard.report().demand();
       int inFlight = heard == null ? 0 : heard.report().inFlight();
-      claims.add(new Slices.Node(node, demand, granted.getOrDefault(node, 0), inFlight));
+      int reportedSlice = heard == null ? 0 : heard.report().slice();
+      claims.add(
+          new Slices.Node(node, demand, granted.getOrDefault(node, 0), inFlight, reportedSlice));
     }
     Map<String, Integer> slices = Slices.split(cap, claims);
     granted.keySet().retainAll(slices.keySet());

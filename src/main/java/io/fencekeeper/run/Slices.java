@@ -12,7 +12,8 @@ import java.util.TreeMap;
  * nodes that want any. The slices never add up to more than the cap, counting what a node may still
  * have in flight: a slice shrinks at once, and grows only out of room that no node may be using (a
  * node that was told to shrink may still have its old slice's items in flight until it reports they
- * settled).
+ * settled, and may go on filling its old slice until the shrink reaches it: until it reports the
+ * new slice, the old one counts).
  */
 final class Slices {
 
@@ -20,9 +21,16 @@ final class Slices {
 
   /**
    * One node: {@code demand}, how many items it could put in flight now; {@code granted}, the slice
-   * it was last given; {@code inFlight}, what it last reported in flight.
+   * it was last given; {@code inFlight} and {@code reportedSlice}, what it last reported in flight
+   * and the slice it was applying then.
    */
-  record Node(String id, int demand, int granted, int inFlight) {}
+  record Node(String id, int demand, int granted, int inFlight, int reportedSlice) {
+
+    /** What the node may be using under a slice of {@code slice}, as far as its reports tell. */
+    int mayUse(int slice) {
+      return Math.max(slice, Math.max(inFlight, reportedSlice));
+    }
+  }
 
   /** The new slice of each node. */
   static Map<String, Integer> split(int cap, List<Node> nodes) {
@@ -34,7 +42,7 @@ final class Slices {
     for (Node n : nodes) {
       int slice = Math.min(n.granted(), target.get(n.id())); // shrinking: at once
       slices.put(n.id(), slice);
-      holding += Math.max(slice, n.inFlight());
+      holding += n.mayUse(slice);
     }
     long room = cap - holding;
     for (Node n : nodes) {
@@ -44,7 +52,7 @@ final class Slices {
         continue;
       }
       // growing a node counts only beyond what it may already be using
-      long used = Math.max(slice, n.inFlight());
+      long used = n.mayUse(slice);
       int grow = (int) Math.min(wanted, room + (used - slice));
       if (grow <= 0) {
         continue;

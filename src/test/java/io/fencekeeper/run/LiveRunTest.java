@@ -161,6 +161,10 @@ class LiveRunTest {
     live.reported("node-b", report(8, 8, 40, tally(2, 0, 0, 0, 0)), 2);
     Map<String, Integer> slices = live.slices(List.of("node-a", "node-b"));
 
+    // a may fill its old slice of 8 until the shrink reaches it: b does not grow into it yet
+    assertEquals(Map.of("node-a", 2, "node-b", 8), slices, "a shrinks at once, b waits");
+    live.reported("node-a", report(2, 0, 2, tally(1, 0, 0, 0, 0)), 3);
+    slices = live.slices(List.of("node-a", "node-b"));
     assertEquals(Map.of("node-a", 2, "node-b", 14), slices, "what a does not want goes to b");
     assertTrue(slices.values().stream().mapToInt(Integer::intValue).sum() <= 16);
   }

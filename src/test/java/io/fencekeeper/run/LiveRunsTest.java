@@ -187,7 +187,8 @@ class LiveRunsTest {
     Assignments thereNow = there.receiveMessage(WITHIN);
     assertEquals(List.of(nightly.runId(), weekly.runId()), runIds(hereNow), "one message, both");
     assertEquals(List.of(nightly.runId(), weekly.runId()), runIds(thereNow));
-    assertEquals(14, slices(hereNow).get(nightly.runId()), "what the other does not want");
+    // the other may fill its old slice of 8 until the shrink reaches it: nobody grows into it yet
+    assertEquals(8, slices(hereNow).get(nightly.runId()), "not before the other applies its 2");
     assertEquals(2, slices(thereNow).get(nightly.runId()), "no more than it can use");
     assertEquals(8, slices(hereNow).get(weekly.runId()));
     assertEquals(8, slices(thereNow).get(weekly.runId()));
@@ -196,6 +197,21 @@ class LiveRunsTest {
       assertTrue(sum <= 16, runId + ": slices add up to " + sum + ", above the cap");
     }
     assertFalse(hereNow.runs().stream().anyMatch(Assignment::stopping));
+
+    // the other reports its new slice: what it does not want goes to this one
+    steering.run(
+        live -> {
+          live.reported(
+              report(
+                  thereSeenHere,
+                  List.of(),
+                  runReport(nightly, 0, 2, 0, 2),
+                  runReport(weekly, 0, 8, 8, 40)));
+          live.tick();
+        });
+    Assignments hereGrown = here.receiveMessage(WITHIN);
+    there.receiveMessage(WITHIN);
+    assertEquals(14, slices(hereGrown).get(nightly.runId()), "what the other does not want");
 
     // once the last run ended, a node hears "no runs" once; an idle tick sends nothing
     RunRecord monthly = stage("monthly-a", 4);
@@ -315,7 +331,11 @@ class LiveRunsTest {
       Assignments ticked = node.receiveMessage(WITHIN);
       assertEquals(
           DispatchProtocol.KEEP_SLICE, slices(ticked).get(nightly.runId()), "not all heard");
-      assertEquals(8, slices(ticked).get(weekly.runId()), "every node heard: sliced at once");
+      // the other reported applying 10 of weekly: until it reports its 8, this one keeps its 6
+      assertEquals(
+          node == here ? 6 : 8,
+          slices(ticked).get(weekly.runId()),
+          "every node heard: sliced at once, growth only into room nobody may use");
     }
 
     Assignments hereLearned = firstSliced(here, nightly);

@@ -14,8 +14,38 @@ import org.junit.jupiter.api.Test;
  */
 class SlicesTest {
 
+  /** A node whose last report came after its last slice reached it. */
   static Slices.Node node(String id, int demand, int granted, int inFlight) {
-    return new Slices.Node(id, demand, granted, inFlight);
+    return new Slices.Node(id, demand, granted, inFlight, granted);
+  }
+
+  /**
+   * Issue 35 (ClusterWideCapTest saw 6 calls at once under a cap of 5): a shrink counts at once,
+   * but the node it is for goes on filling its old slice until the shrink reaches it, and its last
+   * report is older than that. Here a reported 1 in flight under its slice of 2 and may have put a
+   * second one in flight since: until a report shows the new slice, the old one counts, and nobody
+   * grows into it.
+   */
+  @Test
+  void aShrunkNodeCountsItsOldSliceUntilItReportsTheNewOne() {
+    Map<String, Integer> slices =
+        Slices.split(
+            5,
+            List.of(
+                new Slices.Node("a", 1, 2, 1, 2),
+                new Slices.Node("b", 8, 2, 2, 2),
+                new Slices.Node("c", 8, 1, 1, 1)));
+    assertEquals(1, slices.get("a"), "shrinks at once");
+    assertEquals(3, slices.get("b") + slices.get("c"), "nobody grows into a's old slice yet");
+
+    Map<String, Integer> later =
+        Slices.split(
+            5,
+            List.of(
+                new Slices.Node("a", 1, 1, 1, 1),
+                new Slices.Node("b", 8, 2, 2, 2),
+                new Slices.Node("c", 8, 1, 1, 1)));
+    assertEquals(4, later.get("b") + later.get("c"), "a reported its new slice: the room is free");
   }
 
   @Test
