@@ -28,24 +28,18 @@ class SlicesTest {
    */
   @Test
   void aShrunkNodeCountsItsOldSliceUntilItReportsTheNewOne() {
-    Map<String, Integer> slices =
-        Slices.split(
-            5,
-            List.of(
-                new Slices.Node("a", 1, 2, 1, 2),
-                new Slices.Node("b", 8, 2, 2, 2),
-                new Slices.Node("c", 8, 1, 1, 1)));
+    Map<String, Integer> slices = capOfFiveBesideBAndC(new Slices.Node("a", 1, 2, 1, 2));
     assertEquals(1, slices.get("a"), "shrinks at once");
     assertEquals(3, slices.get("b") + slices.get("c"), "nobody grows into a's old slice yet");
 
-    Map<String, Integer> later =
-        Slices.split(
-            5,
-            List.of(
-                new Slices.Node("a", 1, 1, 1, 1),
-                new Slices.Node("b", 8, 2, 2, 2),
-                new Slices.Node("c", 8, 1, 1, 1)));
+    Map<String, Integer> later = capOfFiveBesideBAndC(new Slices.Node("a", 1, 1, 1, 1));
     assertEquals(4, later.get("b") + later.get("c"), "a reported its new slice: the room is free");
+  }
+
+  /** A cap of 5 split between {@code a} and two busy nodes holding 2 and 1. */
+  private static Map<String, Integer> capOfFiveBesideBAndC(Slices.Node a) {
+    return Slices.split(
+        5, List.of(a, new Slices.Node("b", 8, 2, 2, 2), new Slices.Node("c", 8, 1, 1, 1)));
   }
 
   @Test
