@@ -502,11 +502,11 @@ public final class FencekeeperNode implements AutoCloseable {
 
   /**
    * A task on the blocking executor may hold a pooled connection, and the pool closes a connection
-   * in use only when it comes back: on the embedded H2 file the last one to close closes the
-   * database, so it would close at some later moment, and a node started again on the same file in
-   * this JVM could open it while it is being closed (H2: "File corrupted while reading record",
-   * seen in WorkItemOnH2Test's restart in CI). The tasks get most of the phase's 5 s to finish,
-   * then are interrupted, so that close() returns with the database closed.
+   * in use only when it comes back, at some later moment: the tasks get most of the phase's 5 s to
+   * finish, then are interrupted, so that the run tables' pool is closed, and on the embedded H2
+   * file the database with it, before close() returns. (This was meant to end WorkItemOnH2Test's
+   * "File corrupted while reading record" when a node starts again on the same file in the same
+   * JVM; that failure came back with it in place, and looks like H2's own "Double mark" on reopen.)
    */
   private static void awaitBlockingTasks(ExecutorService blocking) {
     blocking.shutdown();
