@@ -220,13 +220,18 @@ class RetentionKeeperTest {
       provider.release();
       assertEquals("SUCCEEDED", node.awaitEnded(runId).path("state").asText());
       awaitFiled(node, runId);
+      // passes on demand until one has archived it: a pass's answer (its plan) may still say SKIP
+      // while the coordinator files the run, and the pass itself then archives it (a .ci/run saw
+      // exactly that, and a wait for an ARCHIVE answer then never saw one)
       Await.until(
           Duration.ofSeconds(60),
-          "the run filed again, then pruned on demand",
+          "the run filed again, then archived by a pass on demand",
           () -> {
-            RetentionTestNode.Answer again = prune(node, later);
-            return again.status() == 202
-                && again.tree().path("runs").path(0).path("action").asText().equals("ARCHIVE");
+            if (!node.run(runId).path("archive").isNull()) {
+              return true;
+            }
+            prune(node, later);
+            return false;
           });
       node.awaitPruned(runId);
       RunAuditCopy archived =
