@@ -9,7 +9,9 @@ import java.util.concurrent.Executor;
 import java.util.function.Function;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.cluster.UniqueAddress;
 import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
+import org.apache.pekko.cluster.typed.Cluster;
 
 /** The item gateway over Cluster Sharding: each item lives on whichever node owns its shard. */
 public final class ShardedItems implements ItemGateway {
@@ -19,6 +21,8 @@ public final class ShardedItems implements ItemGateway {
   private final Duration claimTimeout;
   private final Executor executor;
   private final ActorRef<Reply> nobody;
+  private final String ownWorkers;
+  private final long incarnation;
 
   /**
    * {@code askTimeout} for a lease holder's commands (it may retry them until its lease ends);
@@ -30,6 +34,9 @@ public final class ShardedItems implements ItemGateway {
     this.askTimeout = askTimeout;
     this.claimTimeout = claimTimeout;
     this.nobody = system.ignoreRef();
+    UniqueAddress self = Cluster.get(system).selfMember().uniqueAddress();
+    this.ownWorkers = HolderNodes.workerPrefix(self.address().toString());
+    this.incarnation = self.longUid();
   }
 
   private CompletionStage<Reply> ask(
@@ -47,7 +54,10 @@ public final class ShardedItems implements ItemGateway {
   @Override
   public CompletionStage<Reply> claim(
       ItemId item, String workerId, Duration lease, int maxAttempts) {
-    return ask(item, r -> new WorkItem.Claim(workerId, lease, maxAttempts, r), claimTimeout);
+    // this node's own workers claim with its incarnation, so the item can tell later whether the
+    // node is still alive; a lease API worker's node is not known
+    long node = workerId.startsWith(ownWorkers) ? incarnation : 0;
+    return ask(item, r -> new WorkItem.Claim(workerId, lease, maxAttempts, node, r), claimTimeout);
   }
 
   @Override

@@ -56,6 +56,7 @@ public final class WorkItem
   public static void init(
       ActorSystem<?> system, Clock clock, Settings settings, ItemShards shards) {
     BooleanSupplier downed = NodeStanding.downed(system);
+    HolderNodes holderNodes = HolderNodes.of(system);
     ClusterSharding.get(system)
         .init(
             Entity.of(
@@ -71,7 +72,8 @@ public final class WorkItem
                                   clock,
                                   settings,
                                   () -> context.getShard().tell(new Passivate<>(actor.getSelf())),
-                                  downed);
+                                  downed,
+                                  holderNodes);
                             }))
                 .withMessageExtractor(shards.extractor())
                 .withRole(HOST_ROLE));
@@ -84,7 +86,13 @@ public final class WorkItem
   /** {@code downed}: whether this item's node was downed (it then writes nothing more). */
   static Behavior<Command> create(
       ItemId itemId, Clock clock, Settings settings, BooleanSupplier downed) {
-    return new WorkItem(itemId, clock, settings, () -> {}, downed);
+    return new WorkItem(itemId, clock, settings, () -> {}, downed, HolderNodes.UNKNOWN);
+  }
+
+  /** {@code holderNodes}: which lease holders' nodes are alive (the cluster's view, in a node). */
+  static Behavior<Command> create(
+      ItemId itemId, Clock clock, Settings settings, HolderNodes holderNodes) {
+    return new WorkItem(itemId, clock, settings, () -> {}, () -> false, holderNodes);
   }
 
   public static PersistenceId persistenceId(ItemId itemId) {
@@ -98,7 +106,13 @@ public final class WorkItem
    */
   public static ItemView replay(ItemId itemId, List<Event> events) {
     EventHandler<State, Event> handler =
-        new WorkItem(itemId, Clock.systemUTC(), Settings.defaults(), () -> {}, () -> false)
+        new WorkItem(
+                itemId,
+                Clock.systemUTC(),
+                Settings.defaults(),
+                () -> {},
+                () -> false,
+                HolderNodes.UNKNOWN)
             .eventHandler();
     State state = State.initial();
     for (Event event : events) {
@@ -139,9 +153,15 @@ public final class WorkItem
   private final Runnable passivate;
 
   private final BooleanSupplier downed;
+  private final HolderNodes holderNodes;
 
   private WorkItem(
-      ItemId itemId, Clock clock, Settings settings, Runnable passivate, BooleanSupplier downed) {
+      ItemId itemId,
+      Clock clock,
+      Settings settings,
+      Runnable passivate,
+      BooleanSupplier downed,
+      HolderNodes holderNodes) {
     super(persistenceId(itemId));
     this.itemId = itemId;
     this.itemValue = persistenceId().entityId();
@@ -150,6 +170,7 @@ public final class WorkItem
     this.settings = settings;
     this.passivate = passivate;
     this.downed = downed;
+    this.holderNodes = holderNodes;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -194,8 +215,14 @@ public final class WorkItem
   public sealed interface Command extends CborSerializable
       permits Claim, ClaimAbandoned, LeaseCommand, Close, Reopen, Retry, Get {}
 
-  /** Takes the lease; {@code maxAttempts} is the run's limit, remembered by the item. */
-  public record Claim(String workerId, Duration lease, int maxAttempts, ActorRef<Reply> replyTo)
+  /**
+   * Takes the lease; {@code maxAttempts} is the run's limit, remembered by the item. {@code
+   * incarnation}: the cluster uid of the worker's node when the worker is one of the claiming
+   * node's own ({@code {node address}/w{n}}), else 0 (a worker of the lease API): it tells later
+   * whether the holder's node is still alive (docs/design.md, "Lost holders count").
+   */
+  public record Claim(
+      String workerId, Duration lease, int maxAttempts, long incarnation, ActorRef<Reply> replyTo)
       implements Command {}
 
   /**
@@ -339,14 +366,17 @@ public final class WorkItem
           ItemQuarantined,
           AttemptsExhausted,
           StaleCommandRejected,
-          LateHolderHeard {
+          LateHolderHeard,
+          HolderNodeAlive {
     Instant at();
   }
 
   /**
    * A claim. {@code previousOwner} is set when the previous holder's lease expired before it
    * completed, failed or released the item: a takeover. If that holder had not reported an outcome
-   * the effect becomes AMBIGUOUS (see {@link State#effectAfterLeaseEnds}).
+   * the effect becomes AMBIGUOUS (see {@link State#effectAfterLeaseEnds}). {@code
+   * holderIncarnation}: the cluster uid of the new holder's node, 0 when not known (a lease API
+   * worker, or a journal written before it was kept).
    */
   public record LeaseGranted(
       String workerId,
@@ -355,6 +385,7 @@ public final class WorkItem
       int maxAttempts,
       Instant leaseExpiresAt,
       String previousOwner,
+      long holderIncarnation,
       Instant at)
       implements Event {}
 
@@ -447,6 +478,15 @@ public final class WorkItem
    */
   public record LateHolderHeard(String workerId, long token, boolean quarantineLifted, Instant at)
       implements Event {}
+
+  /**
+   * The claim that takes over the lapsed lease of {@code workerId} ({@code token}), which ended
+   * without a word from it, found that holder's node (the incarnation it claimed from) still an Up
+   * member that every member reaches: the item did not kill it, so its lease's silent end is not a
+   * loss (docs/design.md, "Lost holders count"). Journaled just before the claim's own event, which
+   * is what the membership read decided.
+   */
+  public record HolderNodeAlive(String workerId, long token, Instant at) implements Event {}
 
   // ---------------------------------------------------------------------------------------------
   // State
@@ -588,7 +628,8 @@ public final class WorkItem
       String lastError,
       String closedReason,
       Instant retryAt,
-      AttemptBudget budget)
+      AttemptBudget budget,
+      long ownerIncarnation)
       implements CborSerializable {
 
     public State {
@@ -610,7 +651,8 @@ public final class WorkItem
           null,
           null,
           null,
-          AttemptBudget.startingAfter(0));
+          AttemptBudget.startingAfter(0),
+          0);
     }
 
     boolean leaseLiveAt(Instant now) {
@@ -649,7 +691,8 @@ public final class WorkItem
           lastError,
           null,
           null,
-          budgetAfterLeaseEnds());
+          budgetAfterLeaseEnds(),
+          e.holderIncarnation());
     }
 
     State onLeaseRenewed(LeaseRenewed e) {
@@ -666,7 +709,8 @@ public final class WorkItem
           lastError,
           closedReason,
           retryAt,
-          budget);
+          budget,
+          ownerIncarnation);
     }
 
     State onEffectRecorded(EffectRecorded e) {
@@ -698,7 +742,8 @@ public final class WorkItem
           lastError,
           null,
           null,
-          budget);
+          budget,
+          ownerIncarnation);
     }
 
     State onAttemptFailed(AttemptFailed e) {
@@ -756,6 +801,14 @@ public final class WorkItem
       return withBudget(after);
     }
 
+    /** The claim that ends the current lease found its holder's node alive: not a loss. */
+    State onHolderNodeAlive(HolderNodeAlive e) {
+      if (status == Status.LEASED && token == e.token() && e.workerId().equals(owner)) {
+        return withBudget(budget.heardLate(e.token()));
+      }
+      return this;
+    }
+
     private State withBudget(AttemptBudget next) {
       return new State(
           status,
@@ -770,7 +823,8 @@ public final class WorkItem
           lastError,
           closedReason,
           retryAt,
-          next);
+          next,
+          ownerIncarnation);
     }
 
     /** A claim found the holders lost: any lapsed lease ends, fenced off, with its holder lost. */
@@ -809,7 +863,8 @@ public final class WorkItem
           error,
           closedReason,
           retryAt,
-          budget.holderReported());
+          budget.holderReported(),
+          ownerIncarnation);
     }
 
     /** No holder any more: failed, released, reopened, closed or quarantined. */
@@ -834,7 +889,8 @@ public final class WorkItem
           error,
           closed,
           retry,
-          nextBudget);
+          nextBudget,
+          0);
     }
   }
 
@@ -974,7 +1030,11 @@ public final class WorkItem
     if (refusal.isPresent()) {
       return Effect().reply(cmd.replyTo(), refusal.get());
     }
-    Optional<ReplyEffect<Event, State>> notGranted = holdersLost(state, cmd, now);
+    // the membership read is journaled before what it decided, so a replay decides the same
+    Optional<HolderNodeAlive> alive = holderNodeAlive(state, now);
+    State judged = alive.map(state::onHolderNodeAlive).orElse(state);
+    List<Event> read = alive.<List<Event>>map(List::of).orElse(List.of());
+    Optional<ReplyEffect<Event, State>> notGranted = holdersLost(judged, cmd, read, now);
     if (notGranted.isPresent()) {
       return notGranted.get();
     }
@@ -990,9 +1050,10 @@ public final class WorkItem
             cmd.maxAttempts(),
             now.plus(cmd.lease()),
             previousOwner,
+            cmd.incarnation(),
             now);
     return Effect()
-        .persist(granted)
+        .persist(with(read, granted))
         .thenReply(
             cmd.replyTo(),
             s ->
@@ -1014,7 +1075,8 @@ public final class WorkItem
    * and a next attempt past {@code maxAttempts} makes it FAILED. Either is journaled with the lost
    * holders and answered NotClaimable.
    */
-  private Optional<ReplyEffect<Event, State>> holdersLost(State state, Claim cmd, Instant now) {
+  private Optional<ReplyEffect<Event, State>> holdersLost(
+      State state, Claim cmd, List<Event> read, Instant now) {
     AttemptBudget budget = state.budgetAfterLeaseEnds();
     int k = settings.quarantineAfterLosses();
     if (budget.quarantines(k)) {
@@ -1027,13 +1089,16 @@ public final class WorkItem
                       : budget.silentRun().size()
                           + " leases in a row ended without a word from their holders, "
                           + (budget.silentRun().size() - inARow)
-                          + " of whom spoke later (")
+                          + " of whom were found alive or spoke later (")
                   + String.join(", ", lost)
                   + "); quarantined until an operator retries it");
       return Optional.of(
           Effect()
               .persist(
-                  new ItemQuarantined(state.token() + 1, reason, lost, leaseHolder(state), now))
+                  with(
+                      read,
+                      new ItemQuarantined(
+                          state.token() + 1, reason, lost, leaseHolder(state), now)))
               .thenReply(cmd.replyTo(), s -> new NotClaimable(Status.QUARANTINED, reason, null)));
     }
     int used = budget.used(state.attempt());
@@ -1052,7 +1117,10 @@ public final class WorkItem
       return Optional.of(
           Effect()
               .persist(
-                  new AttemptsExhausted(state.token() + 1, reason, lost, leaseHolder(state), now))
+                  with(
+                      read,
+                      new AttemptsExhausted(
+                          state.token() + 1, reason, lost, leaseHolder(state), now)))
               .thenReply(cmd.replyTo(), s -> new NotClaimable(Status.FAILED, reason, null)));
     }
     return Optional.empty();
@@ -1317,6 +1385,31 @@ public final class WorkItem
    * Invariant "stale changes nothing": a command that lost is answered LeaseLost and audited (with
    * the worker, the token it presented and the one that was current), and changes nothing else.
    */
+  /**
+   * "Lost holders count": the silent holder of the lapsed lease this claim ends, if its node (the
+   * incarnation it claimed from) is still an Up member that everyone reaches. A node the item
+   * killed is unreachable or gone by the time its lease has lapsed; one that is alive was not
+   * killed.
+   */
+  private Optional<HolderNodeAlive> holderNodeAlive(State state, Instant now) {
+    return state
+        .silentHolder()
+        .filter(holder -> state.budget().heardLate() != state.token())
+        // a holder whose node is not known (a lease API worker, an older journal) counts as lost
+        .filter(holder -> state.ownerIncarnation() != 0)
+        .filter(holder -> holderNodes.alive(holder, state.ownerIncarnation()))
+        .map(holder -> new HolderNodeAlive(holder, state.token(), now));
+  }
+
+  private static List<Event> with(List<Event> first, Event last) {
+    if (first.isEmpty()) {
+      return List.of(last);
+    }
+    List<Event> all = new ArrayList<>(first);
+    all.add(last);
+    return all;
+  }
+
   private ReplyEffect<Event, State> rejectStale(
       State state, LeaseCommand cmd, String reason, Instant now) {
     String command = cmd.getClass().getSimpleName();
@@ -1411,6 +1504,7 @@ public final class WorkItem
         .onEvent(ItemQuarantined.class, State::onQuarantined)
         .onEvent(AttemptsExhausted.class, State::onAttemptsExhausted)
         .onEvent(LateHolderHeard.class, State::onLateHolderHeard)
+        .onEvent(HolderNodeAlive.class, State::onHolderNodeAlive)
         // invariant "stale changes nothing": a rejected stale command is audited and changes
         // nothing
         .onEvent(StaleCommandRejected.class, (state, e) -> state)

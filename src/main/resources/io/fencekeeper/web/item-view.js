@@ -120,6 +120,10 @@ export function story(events) {
           ? 'It does not count as a lost holder, so the item is not poison after all: quarantine lifted, PENDING again.'
           : 'It does not count as a lost holder: the item did not kill its node.';
         break;
+      case 'HolderNodeAlive':
+        title = `${f.workerId} (token ${f.token}) went silent, but its node was still a member when its lease was taken over`;
+        text = 'It does not count as a lost holder: the item did not kill its node.';
+        break;
       case 'AttemptsExhausted':
         kind = 'failed';
         title = 'Attempts used up: FAILED';

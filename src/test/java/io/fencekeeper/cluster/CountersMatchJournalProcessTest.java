@@ -56,14 +56,15 @@ class CountersMatchJournalProcessTest {
 
   /**
    * A failure detector slower than the pause: the paused node stays a member and comes back with
-   * its workers mid-attempt. The lease is 5 s, not the test cluster's 10: the pause outlasts it.
-   * Quarantine after 3 lost holders, not the default 2: the two faults here can end two holders of
-   * one innocent item in a row, and the rule does not yet forgive the second. Its holder on node 3
-   * is paused past its lease and taken over by node 4; then node 1, which hosts the item's entity,
-   * is killed while node 4's worker works on it. That worker is alive but cannot reach the entity
-   * until the shard has moved (25 s of detection here), so its lease ends in silence too and it
-   * counts as lost (docs/design.md, "Lost holders count", says so). Detection + decision + removal
-   * margin is far beyond the lease, which a node refuses unless told that this is meant.
+   * its workers mid-attempt. The lease is 5 s, not the test cluster's 10: the pause outlasts it. At
+   * the default quarantine setting (two lost holders in a row): the two faults here end two leases
+   * of one innocent item in a row in silence. Its holder on node 3 is paused past its lease and
+   * taken over by node 4; then node 1, which hosts the item's entity, is killed while node 4's
+   * worker works on it. That worker is alive but cannot reach the entity until the shard has moved
+   * (25 s of detection here), so its lease ends in silence too; both holders' nodes are still Up
+   * members when their leases are taken over, so neither is lost (docs/design.md, "Lost holders
+   * count"). Detection + decision + removal margin is far beyond the lease, which a node refuses
+   * unless told that this is meant.
    */
   private static final Map<String, Object> PATIENT_DETECTOR =
       Map.of(
@@ -71,7 +72,6 @@ class CountersMatchJournalProcessTest {
           "fencekeeper.lease", "5s",
           "pekko.cluster.split-brain-resolver.stable-after", "4s",
           "pekko.cluster.split-brain-resolver.down-all-when-unstable", "off",
-          "fencekeeper.item.quarantine-after-losses", 3,
           "fencekeeper.unsafe-partition-timings", true);
 
   @Test

@@ -44,9 +44,38 @@ class OlderJournalEventsTest {
 
   static Object sample(Class<?> type) {
     Instant at = Instant.parse("2026-11-29T01:00:00Z");
+    if (type == WorkItem.LeaseGranted.class) {
+      return new WorkItem.LeaseGranted("w-1", 1, 1, 5, at, null, 7, at);
+    }
     return type == WorkItem.ItemCompleted.class
         ? new WorkItem.ItemCompleted(1, null, false, 0, at)
         : new WorkItem.EffectRecorded(1, null, false, at);
+  }
+
+  /**
+   * A claim journaled before claims named their holder's node: its holder's node is not known (0),
+   * so a silent end of its lease counts as a loss, as it did when it was written.
+   */
+  @Test
+  void anOlderLeaseGrantedReplaysWithItsHoldersNodeUnknown() throws Exception {
+    Map<String, Object> granted = new LinkedHashMap<>();
+    granted.put("workerId", "pekko://fencekeeper@10.0.0.7:25520/w3");
+    granted.put("token", 4);
+    granted.put("attempt", 4);
+    granted.put("maxAttempts", 5);
+    granted.put("leaseExpiresAt", "2026-11-29T01:00:30Z");
+    granted.put("previousOwner", "pekko://fencekeeper@10.0.0.8:25520/w1");
+    granted.put("at", "2026-11-29T01:00:00Z");
+
+    WorkItem.LeaseGranted old =
+        (WorkItem.LeaseGranted) replay(WorkItem.LeaseGranted.class, granted);
+
+    assertEquals(0, old.holderIncarnation());
+    assertEquals("pekko://fencekeeper@10.0.0.8:25520/w1", old.previousOwner());
+    WorkItem.State state = WorkItem.State.initial().onLeaseGranted(old);
+    assertEquals(0, state.ownerIncarnation());
+    assertEquals(WorkItem.Status.LEASED, state.status());
+    assertEquals(4, state.token());
   }
 
   @Test
@@ -79,6 +108,7 @@ class OlderJournalEventsTest {
                     5,
                     Instant.parse("2026-11-29T01:00:30Z"),
                     null,
+                    0,
                     Instant.parse("2026-11-29T01:00:00Z")))
             .onEffectRecorded(effect)
             .onCompleted(done);

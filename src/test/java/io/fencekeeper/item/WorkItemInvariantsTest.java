@@ -467,7 +467,7 @@ class WorkItemInvariantsTest {
           boolean quarantines = model.quarantinesAtClaim();
           boolean wasQuarantined = model.quarantined;
           Reply reply =
-              send.apply(r -> new WorkItem.Claim("w-" + step.worker(), LEASE, MAX_ATTEMPTS, r));
+              send.apply(r -> new WorkItem.Claim("w-" + step.worker(), LEASE, MAX_ATTEMPTS, 0, r));
           if (grantable) {
             // holders lost count: K lost in a row, or K + 1 silent ends in a row, quarantine the
             // item, and a claim past maxAttempts fails it, instead of starting another attempt

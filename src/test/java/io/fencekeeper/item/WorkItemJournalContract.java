@@ -79,11 +79,11 @@ abstract class WorkItemJournalContract {
   void pausedWorkerCannotCommitAfterAnotherWorkerClaimed() throws Exception {
     ItemId item = item("acct-fencing");
     Claimed a =
-        assertInstanceOf(Claimed.class, ask(item, r -> new WorkItem.Claim("A", LEASE, 5, r)));
+        assertInstanceOf(Claimed.class, ask(item, r -> new WorkItem.Claim("A", LEASE, 5, 0, r)));
     // worker A pauses past its lease; B takes the item over
     clock.advance(LEASE.plusSeconds(1));
     Claimed b =
-        assertInstanceOf(Claimed.class, ask(item, r -> new WorkItem.Claim("B", LEASE, 5, r)));
+        assertInstanceOf(Claimed.class, ask(item, r -> new WorkItem.Claim("B", LEASE, 5, 0, r)));
     assertEquals(a.token() + 1, b.token());
     assertEquals(EffectStatus.AMBIGUOUS, b.effect(), "A went silent: B must reconcile first");
 
@@ -144,7 +144,7 @@ abstract class WorkItemJournalContract {
   void everyCommandRoundTripsThroughTheJournal() throws Exception {
     ItemId item = item("acct-roundtrip");
     Claimed c =
-        assertInstanceOf(Claimed.class, ask(item, r -> new WorkItem.Claim("w", LEASE, 3, r)));
+        assertInstanceOf(Claimed.class, ask(item, r -> new WorkItem.Claim("w", LEASE, 3, 0, r)));
     assertInstanceOf(
         Accepted.class, ask(item, r -> new WorkItem.Renew(c.item().owner(), c.token(), LEASE, r)));
     assertInstanceOf(
@@ -154,14 +154,14 @@ abstract class WorkItemJournalContract {
         Accepted.class,
         ask(item, r -> new WorkItem.Fail(c.item().owner(), c.token(), "503", true, null, r)));
     Claimed c2 =
-        assertInstanceOf(Claimed.class, ask(item, r -> new WorkItem.Claim("w", LEASE, 3, r)));
+        assertInstanceOf(Claimed.class, ask(item, r -> new WorkItem.Claim("w", LEASE, 3, 0, r)));
     assertEquals(EffectStatus.AMBIGUOUS, c2.effect());
     assertInstanceOf(
         Accepted.class, ask(item, r -> new WorkItem.Release(c2.item().owner(), c2.token(), r)));
     assertInstanceOf(Accepted.class, ask(item, r -> new WorkItem.Close("deadline", r)));
     assertInstanceOf(Accepted.class, ask(item, r -> new WorkItem.Reopen(r)));
     Claimed c3 =
-        assertInstanceOf(Claimed.class, ask(item, r -> new WorkItem.Claim("w", LEASE, 3, r)));
+        assertInstanceOf(Claimed.class, ask(item, r -> new WorkItem.Claim("w", LEASE, 3, 0, r)));
     assertInstanceOf(
         Accepted.class,
         ask(item, r -> new WorkItem.Fail(c3.item().owner(), c3.token(), "gone", false, null, r)));
@@ -200,12 +200,13 @@ abstract class WorkItemJournalContract {
       ItemId item = item("acct-recover-" + i);
       for (int k = 0; k <= i % 3; k++) {
         Claimed c =
-            assertInstanceOf(Claimed.class, ask(item, r -> new WorkItem.Claim("w", LEASE, 9, r)));
+            assertInstanceOf(
+                Claimed.class, ask(item, r -> new WorkItem.Claim("w", LEASE, 9, 0, r)));
         assertInstanceOf(
             Accepted.class, ask(item, r -> new WorkItem.Release(c.item().owner(), c.token(), r)));
       }
       Claimed last =
-          assertInstanceOf(Claimed.class, ask(item, r -> new WorkItem.Claim("w", LEASE, 9, r)));
+          assertInstanceOf(Claimed.class, ask(item, r -> new WorkItem.Claim("w", LEASE, 9, 0, r)));
       assertInstanceOf(
           Accepted.class,
           ask(
@@ -257,7 +258,7 @@ abstract class WorkItemJournalContract {
   void aFloodOfRejectedCommandsIsSnapshottedAndTheItemRecoversFromIt() throws Exception {
     ItemId item = item("acct-flood");
     Claimed c =
-        assertInstanceOf(Claimed.class, ask(item, r -> new WorkItem.Claim("w", LEASE, 5, r)));
+        assertInstanceOf(Claimed.class, ask(item, r -> new WorkItem.Claim("w", LEASE, 5, 0, r)));
     for (int i = 0; i < 250; i++) {
       assertInstanceOf(
           LeaseLost.class, ask(item, r -> new WorkItem.Complete("intruder", c.token(), r)));
@@ -290,8 +291,8 @@ abstract class WorkItemJournalContract {
     ItemId done = item("acct-passivate-done");
     ItemId leased = item("acct-passivate-leased");
     Claimed c =
-        assertInstanceOf(Claimed.class, ask(done, r -> new WorkItem.Claim("w", LEASE, 3, r)));
-    assertInstanceOf(Claimed.class, ask(leased, r -> new WorkItem.Claim("w", LEASE, 3, r)));
+        assertInstanceOf(Claimed.class, ask(done, r -> new WorkItem.Claim("w", LEASE, 3, 0, r)));
+    assertInstanceOf(Claimed.class, ask(leased, r -> new WorkItem.Claim("w", LEASE, 3, 0, r)));
     assertTrue(liveEntities().contains(done.value()), "started by the claim");
 
     assertInstanceOf(

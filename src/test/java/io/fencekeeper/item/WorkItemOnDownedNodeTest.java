@@ -64,7 +64,7 @@ class WorkItemOnDownedNodeTest {
     Claimed claimed =
         assertInstanceOf(
             Claimed.class,
-            kit.<Reply>runCommand(r -> new WorkItem.Claim("w-1", LEASE, 5, r)).reply());
+            kit.<Reply>runCommand(r -> new WorkItem.Claim("w-1", LEASE, 5, 0, r)).reply());
     EffectOutcome applied = new EffectOutcome(OutcomeKind.APPLIED, "eff-1", "voided");
 
     downed.set(true);
@@ -80,7 +80,7 @@ class WorkItemOnDownedNodeTest {
       assertTrue(result.hasNoEvents(), "nothing journaled for " + result.command());
     }
     clock.advance(LEASE.plusSeconds(1)); // the lease ran out: a live node would grant a takeover
-    var claim = kit.<Reply>runCommand(r -> new WorkItem.Claim("w-2", LEASE, 5, r));
+    var claim = kit.<Reply>runCommand(r -> new WorkItem.Claim("w-2", LEASE, 5, 0, r));
     NotClaimable refused = assertInstanceOf(NotClaimable.class, claim.reply());
     assertEquals(WorkItem.NODE_DOWNED, refused.reason());
     assertTrue(claim.hasNoEvents(), "no takeover on a downed node");
@@ -98,7 +98,7 @@ class WorkItemOnDownedNodeTest {
     Claimed takeover =
         assertInstanceOf(
             Claimed.class,
-            kit.<Reply>runCommand(r -> new WorkItem.Claim("w-2", LEASE, 5, r)).reply());
+            kit.<Reply>runCommand(r -> new WorkItem.Claim("w-2", LEASE, 5, 0, r)).reply());
     Accepted done =
         assertInstanceOf(
             Accepted.class,

@@ -76,7 +76,7 @@ class WorkItemOnPostgresTest extends WorkItemJournalContract {
     }
 
     Claimed claimed =
-        assertInstanceOf(Claimed.class, ask(item, r -> new WorkItem.Claim("A", LEASE, 5, r)));
+        assertInstanceOf(Claimed.class, ask(item, r -> new WorkItem.Claim("A", LEASE, 5, 0, r)));
     assertEquals(1, claimed.token(), "the stopped writer's event never landed");
   }
 

@@ -92,7 +92,7 @@ class WorkItemTest {
   }
 
   Claimed claim(String worker, int maxAttempts) {
-    Reply reply = run(r -> new WorkItem.Claim(worker, LEASE, maxAttempts, r)).reply();
+    Reply reply = run(r -> new WorkItem.Claim(worker, LEASE, maxAttempts, 0, r)).reply();
     return assertInstanceOf(Claimed.class, reply);
   }
 
@@ -159,7 +159,7 @@ class WorkItemTest {
   @Test
   void claimOnLiveLeaseIsRefusedWithTheHolderAndJournalsNothing() {
     Claimed first = claim("w-1");
-    var result = run(r -> new WorkItem.Claim("w-2", LEASE, 5, r));
+    var result = run(r -> new WorkItem.Claim("w-2", LEASE, 5, 0, r));
     LeaseHeld held = assertInstanceOf(LeaseHeld.class, result.reply());
     assertEquals("w-1", held.owner());
     assertEquals(first.leaseExpiresAt(), held.leaseExpiresAt());
@@ -181,7 +181,7 @@ class WorkItemTest {
   void takeoverIsJournaledWithThePreviousOwner() {
     claim("w-1");
     clock.advance(LEASE.plusSeconds(1));
-    var result = run(r -> new WorkItem.Claim("w-2", LEASE, 5, r));
+    var result = run(r -> new WorkItem.Claim("w-2", LEASE, 5, 0, r));
     WorkItem.LeaseGranted granted = result.eventOfType(WorkItem.LeaseGranted.class);
     assertEquals("w-1", granted.previousOwner());
   }
@@ -191,7 +191,7 @@ class WorkItemTest {
     Claimed first = claim("w-1");
     run(r -> new WorkItem.MarkAmbiguous("w-1", first.token(), "timeout after send", r));
     clock.advance(LEASE.plusSeconds(1));
-    var result = run(r -> new WorkItem.Claim("w-2", LEASE, 5, r));
+    var result = run(r -> new WorkItem.Claim("w-2", LEASE, 5, 0, r));
     // the run's takeovers and ended attempts count this claim: w-1's attempt ended here
     assertEquals("w-1", result.eventOfType(WorkItem.LeaseGranted.class).previousOwner());
     assertEquals(EffectStatus.AMBIGUOUS, assertInstanceOf(Claimed.class, result.reply()).effect());
@@ -211,7 +211,7 @@ class WorkItemTest {
     Claimed c = claim("w-1");
     recordEffect(c);
     run(r -> new WorkItem.Complete(c.item().owner(), c.token(), r));
-    var result = run(r -> new WorkItem.Claim("w-2", LEASE, 5, r));
+    var result = run(r -> new WorkItem.Claim("w-2", LEASE, 5, 0, r));
     assertEquals(Status.DONE, assertInstanceOf(NotClaimable.class, result.reply()).status());
     assertTrue(result.hasNoEvents());
   }
@@ -222,13 +222,15 @@ class WorkItemTest {
     run(r -> new WorkItem.Fail(c.item().owner(), c.token(), "account closed", false, null, r));
     assertEquals(
         Status.FAILED,
-        assertInstanceOf(NotClaimable.class, run(r -> new WorkItem.Claim("w", LEASE, 5, r)).reply())
+        assertInstanceOf(
+                NotClaimable.class, run(r -> new WorkItem.Claim("w", LEASE, 5, 0, r)).reply())
             .status());
     run(r -> new WorkItem.Reopen(r));
     run(r -> new WorkItem.Close("deadline", r));
     assertEquals(
         Status.CLOSED,
-        assertInstanceOf(NotClaimable.class, run(r -> new WorkItem.Claim("w", LEASE, 5, r)).reply())
+        assertInstanceOf(
+                NotClaimable.class, run(r -> new WorkItem.Claim("w", LEASE, 5, 0, r)).reply())
             .status());
   }
 
@@ -241,7 +243,7 @@ class WorkItemTest {
                 c.item().owner(), c.token(), "throttled", true, Duration.ofSeconds(10), r));
     NotClaimable early =
         assertInstanceOf(
-            NotClaimable.class, run(r -> new WorkItem.Claim("w-2", LEASE, 5, r)).reply());
+            NotClaimable.class, run(r -> new WorkItem.Claim("w-2", LEASE, 5, 0, r)).reply());
     assertEquals(clock.instant().plusSeconds(10), early.retryAt());
     clock.advance(Duration.ofSeconds(10));
     assertEquals(2, claim("w-2").token());
@@ -251,11 +253,11 @@ class WorkItemTest {
   void claimWithBadInputIsInvalidAndChangesNothing() {
     for (Function<ActorRef<Reply>, WorkItem.Command> bad :
         List.<Function<ActorRef<Reply>, WorkItem.Command>>of(
-            r -> new WorkItem.Claim("", LEASE, 5, r),
-            r -> new WorkItem.Claim("w", Duration.ZERO, 5, r),
-            r -> new WorkItem.Claim("w", Duration.ofSeconds(-1), 5, r),
-            r -> new WorkItem.Claim("w", Duration.ofDays(2), 5, r),
-            r -> new WorkItem.Claim("w", LEASE, 0, r))) {
+            r -> new WorkItem.Claim("", LEASE, 5, 0, r),
+            r -> new WorkItem.Claim("w", Duration.ZERO, 5, 0, r),
+            r -> new WorkItem.Claim("w", Duration.ofSeconds(-1), 5, 0, r),
+            r -> new WorkItem.Claim("w", Duration.ofDays(2), 5, 0, r),
+            r -> new WorkItem.Claim("w", LEASE, 0, 0, r))) {
       var result = run(bad);
       assertInstanceOf(Invalid.class, result.reply());
       assertTrue(result.hasNoEvents());
@@ -286,7 +288,7 @@ class WorkItemTest {
     claimAndVanish("w-1", 3);
     claimAndVanish("w-2", 3);
     claimAndVanish("w-3", 3);
-    var result = run(r -> new WorkItem.Claim("w-4", LEASE, 3, r));
+    var result = run(r -> new WorkItem.Claim("w-4", LEASE, 3, 0, r));
     NotClaimable refused = assertInstanceOf(NotClaimable.class, result.reply());
     assertEquals(Status.FAILED, refused.status());
     WorkItem.AttemptsExhausted exhausted = result.eventOfType(WorkItem.AttemptsExhausted.class);
@@ -309,7 +311,7 @@ class WorkItemTest {
     run(r -> new WorkItem.Fail("w-1", first.token(), "503", true, null, r));
     Claimed second = claim("w-2", 2);
     run(r -> new WorkItem.Release("w-2", second.token(), r));
-    var result = run(r -> new WorkItem.Claim("w-3", LEASE, 2, r));
+    var result = run(r -> new WorkItem.Claim("w-3", LEASE, 2, 0, r));
     assertEquals(Status.FAILED, assertInstanceOf(NotClaimable.class, result.reply()).status());
     WorkItem.AttemptsExhausted exhausted = result.eventOfType(WorkItem.AttemptsExhausted.class);
     assertEquals(List.of(), exhausted.previousOwners());
@@ -322,7 +324,7 @@ class WorkItemTest {
   void holdersLostTwiceInARowQuarantineTheItemAtTheNextClaim() {
     claimAndVanish("w-1", 5);
     claimAndVanish("w-2", 5);
-    var result = run(r -> new WorkItem.Claim("w-3", LEASE, 5, r));
+    var result = run(r -> new WorkItem.Claim("w-3", LEASE, 5, 0, r));
     NotClaimable refused = assertInstanceOf(NotClaimable.class, result.reply());
     assertEquals(Status.QUARANTINED, refused.status());
     WorkItem.ItemQuarantined quarantined = result.eventOfType(WorkItem.ItemQuarantined.class);
@@ -400,7 +402,7 @@ class WorkItemTest {
       clock.advance(LEASE.plusSeconds(1));
       returned(run(r -> new WorkItem.Renew(worker, stalled.token(), LEASE, r)));
     }
-    var result = run(r -> new WorkItem.Claim("w-4", LEASE, 5, r));
+    var result = run(r -> new WorkItem.Claim("w-4", LEASE, 5, 0, r));
     assertEquals(Status.QUARANTINED, assertInstanceOf(NotClaimable.class, result.reply()).status());
     WorkItem.ItemQuarantined quarantined = result.eventOfType(WorkItem.ItemQuarantined.class);
     assertEquals(List.of("w-1", "w-2", "w-3"), quarantined.lostOwners());
@@ -418,7 +420,7 @@ class WorkItemTest {
     assertEquals(
         Status.QUARANTINED,
         assertInstanceOf(
-                NotClaimable.class, run(r -> new WorkItem.Claim("w-3", LEASE, 5, r)).reply())
+                NotClaimable.class, run(r -> new WorkItem.Claim("w-3", LEASE, 5, 0, r)).reply())
             .status());
 
     var woke = run(r -> new WorkItem.RecordEffect("w-2", paused.token(), applied(), r));
@@ -435,7 +437,7 @@ class WorkItemTest {
     assertEquals(EffectStatus.AMBIGUOUS, back.effect(), "w-2 may have reached the provider");
     // a poison item is still quarantined by the holders that never come back: w-4 is killed too
     clock.advance(LEASE.plusSeconds(1));
-    var again = run(r -> new WorkItem.Claim("w-5", LEASE, 5, r));
+    var again = run(r -> new WorkItem.Claim("w-5", LEASE, 5, 0, r));
     assertEquals(Status.QUARANTINED, assertInstanceOf(NotClaimable.class, again.reply()).status());
     assertEquals(
         List.of("w-1", "w-4"),
@@ -459,7 +461,7 @@ class WorkItemTest {
   void quarantineComesBeforeTheAttemptsAreUsedUp() {
     claimAndVanish("w-1", 2);
     claimAndVanish("w-2", 2);
-    var result = run(r -> new WorkItem.Claim("w-3", LEASE, 2, r));
+    var result = run(r -> new WorkItem.Claim("w-3", LEASE, 2, 0, r));
     assertEquals(Status.QUARANTINED, assertInstanceOf(NotClaimable.class, result.reply()).status());
   }
 
@@ -484,7 +486,7 @@ class WorkItemTest {
       assertEquals(
           Status.QUARANTINED,
           assertInstanceOf(
-                  NotClaimable.class, run(r -> new WorkItem.Claim("w-5", LEASE, 5, r)).reply())
+                  NotClaimable.class, run(r -> new WorkItem.Claim("w-5", LEASE, 5, 0, r)).reply())
               .status(),
           "w-3 and w-4 vanished in a row");
     }
@@ -494,8 +496,8 @@ class WorkItemTest {
   void aQuarantinedItemIsNeverClaimedClosedOrReopenedUntilAnOperatorRetriesIt() {
     claimAndVanish("w-1", 5);
     claimAndVanish("w-2", 5);
-    run(r -> new WorkItem.Claim("w-3", LEASE, 5, r));
-    var again = run(r -> new WorkItem.Claim("w-4", LEASE, 5, r));
+    run(r -> new WorkItem.Claim("w-3", LEASE, 5, 0, r));
+    var again = run(r -> new WorkItem.Claim("w-4", LEASE, 5, 0, r));
     assertEquals(Status.QUARANTINED, assertInstanceOf(NotClaimable.class, again.reply()).status());
     assertTrue(again.hasNoEvents());
     assertTrue(run(r -> new WorkItem.Reopen(r)).hasNoEvents(), "a resume does not bring it back");
@@ -521,7 +523,8 @@ class WorkItemTest {
     claimAndVanish("w-2", 2);
     assertEquals(
         Status.FAILED,
-        assertInstanceOf(NotClaimable.class, run(r -> new WorkItem.Claim("w", LEASE, 2, r)).reply())
+        assertInstanceOf(
+                NotClaimable.class, run(r -> new WorkItem.Claim("w", LEASE, 2, 0, r)).reply())
             .status());
     run(r -> new WorkItem.Retry(r));
     claimAndVanish("w-3", 2);

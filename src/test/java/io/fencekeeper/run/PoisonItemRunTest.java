@@ -3,6 +3,7 @@ package io.fencekeeper.run;
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fencekeeper.item.ItemAudit;
 import io.fencekeeper.item.ItemGateway;
@@ -45,11 +46,12 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A poison item on one node (docs/design.md, "The dispatcher"): every worker that takes it vanishes
- * without a word, as if its process died there (its plan never returns, and nothing it sends after
- * its claim reaches the item: no renewal, no late stale command, see {@link SilentOnceClaimed}), so
- * after two such holders the item is QUARANTINED, the run shows it and does not end without it, the
- * deadline ends the run PARTIAL with the item still quarantined, and an operator's retry hands it
- * out again.
+ * without a word (its plan never returns, and nothing it sends after its claim reaches the item: no
+ * renewal, no late stale command, see {@link SilentOnceClaimed}). Its node stays an Up member, so
+ * none of those holders counts as lost ("Lost holders count": the membership read); the bound that
+ * still holds is K + 1 silent ends in a row, so after three such holders the item is QUARANTINED,
+ * the run shows it and does not end without it, the deadline ends the run PARTIAL with the item
+ * still quarantined, and an operator's retry hands it out again.
  */
 class PoisonItemRunTest {
 
@@ -121,7 +123,8 @@ class PoisonItemRunTest {
             .map(WorkItem.ItemQuarantined.class::cast)
             .findFirst()
             .orElseThrow();
-    assertEquals(holders(poison), event.lostOwners(), "the two holders that vanished");
+    assertEquals(holders(poison), event.lostOwners(), "the three holders that vanished");
+    assertTrue(event.reason().startsWith("3 leases in a row ended"), event.reason());
     assertEquals(event.reason(), item.lastError());
     Await.until(
         WAIT,
@@ -156,13 +159,16 @@ class PoisonItemRunTest {
     assertEquals(0, ended.counts().quarantined());
     ItemView done = itemView(poison);
     assertEquals(WorkItem.Status.DONE, done.status());
-    assertEquals(3, done.attempt(), "two lost holders, then the attempt after the retry");
+    assertEquals(4, done.attempt(), "three silent holders, then the attempt after the retry");
     assertOneEffectForEveryDoneItem("poison-retry", null);
   }
 
   // ------------------------------------------------------------------------------------------------
 
-  /** Every other item done; the poison item's holders vanish twice; the third claim quarantines. */
+  /**
+   * Every other item done; the poison item's holders vanish three times; the fourth claim
+   * quarantines.
+   */
   void awaitQuarantined(RunView run) {
     Await.until(
         WAIT,
@@ -170,6 +176,8 @@ class PoisonItemRunTest {
         () -> view(run.runId()).counts().done() == ACCOUNTS.size() - 1 && provider.poisoned() == 1);
     clock.jump(LEASE.plusSeconds(10)); // the holder is gone: its lease and its offer run out
     Await.until(WAIT, "a second holder to take it and vanish", () -> provider.poisoned() == 2);
+    clock.jump(LEASE.plusSeconds(10));
+    Await.until(WAIT, "a third holder to take it and vanish", () -> provider.poisoned() == 3);
     clock.jump(LEASE.plusSeconds(10));
     Await.until(
         WAIT,

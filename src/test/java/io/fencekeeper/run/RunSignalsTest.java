@@ -106,6 +106,6 @@ class RunSignalsTest {
   }
 
   static WorkItem.LeaseGranted granted(String previousOwner, Instant at) {
-    return new WorkItem.LeaseGranted("w-2", 2, 2, 5, at.plusSeconds(30), previousOwner, at);
+    return new WorkItem.LeaseGranted("w-2", 2, 2, 5, at.plusSeconds(30), previousOwner, 0, at);
   }
 }
