@@ -30,11 +30,6 @@ interface HolderNodes {
    */
   boolean alive(String workerId, long incarnation);
 
-  /** The prefix of the worker ids of a node's own workers: {@code {node address}/w}. */
-  static String workerPrefix(String nodeAddress) {
-    return nodeAddress + "/w";
-  }
-
   /** The cluster's current view on this node: a read of state Pekko's cluster events keep. */
   static HolderNodes of(ActorSystem<?> system) {
     Cluster cluster = Cluster.get(system);
@@ -45,7 +40,7 @@ interface HolderNodes {
       CurrentClusterState state = cluster.state();
       for (Member member : state.getMembers()) {
         if (member.uniqueAddress().longUid() == incarnation
-            && workerId.startsWith(workerPrefix(member.address().toString()))) {
+            && workerId.startsWith(NodeWorkers.prefix(member.address().toString()))) {
           return alive(member.status()) && !state.getUnreachable().contains(member);
         }
       }

@@ -35,7 +35,7 @@ public final class ShardedItems implements ItemGateway {
     this.claimTimeout = claimTimeout;
     this.nobody = system.ignoreRef();
     UniqueAddress self = Cluster.get(system).selfMember().uniqueAddress();
-    this.ownWorkers = HolderNodes.workerPrefix(self.address().toString());
+    this.ownWorkers = NodeWorkers.prefix(self.address().toString());
     this.incarnation = self.longUid();
   }
 

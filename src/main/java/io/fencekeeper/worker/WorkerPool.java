@@ -1,6 +1,7 @@
 package io.fencekeeper.worker;
 
 import io.fencekeeper.CborSerializable;
+import io.fencekeeper.item.NodeWorkers;
 import io.fencekeeper.provider.ProviderName;
 import io.fencekeeper.worker.WorkProtocol.PoolLeaving;
 import io.fencekeeper.worker.WorkProtocol.RequestWork;
@@ -258,7 +259,7 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
 
   private void start(ActorRef<ToDispatcher> dispatcher, WorkOffer offer) {
     inFlight++;
-    String workerId = nodeName + "/w" + workerIds.incrementAndGet();
+    String workerId = NodeWorkers.id(nodeName, workerIds.incrementAndGet());
     ItemAttempt.Context provider = attempts.get(offer.providerName());
     if (provider == null) {
       // nodes configured with other providers: nothing was claimed, another node may take it

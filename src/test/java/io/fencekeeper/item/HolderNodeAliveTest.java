@@ -215,7 +215,7 @@ class HolderNodeAliveTest {
           () -> cluster.selfMember().status(),
           status -> status.equals(MemberStatus.up()));
       UniqueAddress self = cluster.selfMember().uniqueAddress();
-      String own = HolderNodes.workerPrefix(self.address().toString()) + "3";
+      String own = NodeWorkers.id(self.address().toString(), 3);
       HolderNodes membership = HolderNodes.of(system);
 
       assertTrue(membership.alive(own, self.longUid()), own);
