@@ -221,25 +221,11 @@ final class ItemEndpoints {
 
   /**
    * The worker that holds the lease: a command counts only from it. It is journaled and shown as it
-   * is, so it must be printable. It must not name a worker of a node of this cluster ({@code
-   * pekko://...}): the item trusts those claims with their node's incarnation, and a silent holder
-   * whose node lives is not lost (docs/design.md, "Lost holders count"), so a lease API worker
-   * dressed as one would be forgiven what a lease API worker is not.
+   * is, so it must be printable.
    */
   static String worker(JsonBody body) {
-    String workerId = body.requirePrintable("workerId", 200);
-    if (workerId.startsWith(NODE_WORKERS)) {
-      throw ApiError.badRequest(
-          "workerId",
-          "workerId must not start with "
-              + NODE_WORKERS
-              + ": that names a worker of a node of this cluster");
-    }
-    return workerId;
+    return body.requirePrintable("workerId", 200);
   }
-
-  /** How the worker ids of the nodes' own workers begin: {@code {node address}/w{n}}. */
-  static final String NODE_WORKERS = "pekko://";
 
   private static long token(JsonBody body) {
     return body.requireLong("token", 0, Long.MAX_VALUE);
