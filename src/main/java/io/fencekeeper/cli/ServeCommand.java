@@ -52,6 +52,8 @@ public final class ServeCommand implements Callable<Integer> {
       System.err.println("fencekeeper node not started: " + e.getMessage());
       return 78;
     }
+    // before anything can down the node: its shutdown must find the exit's task in place
+    NodeExit exit = NodeExit.watch(node.system());
     // management first: Cluster Bootstrap's contact points are other nodes' management ports, and
     // /health/ready answers 503 until this node is an Up member
     boolean bootstrap = node.settings().clusterBootstrap();
@@ -72,7 +74,6 @@ public final class ServeCommand implements Callable<Integer> {
             + http.localAddress()
             + ", management "
             + management);
-    node.system().getWhenTerminated().toCompletableFuture().join();
-    return 0;
+    return exit.await();
   }
 }

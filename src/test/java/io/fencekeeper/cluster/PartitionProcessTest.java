@@ -16,6 +16,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fencekeeper.api.ApiClient;
+import io.fencekeeper.cli.NodeExit;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.ItemShards;
 import io.fencekeeper.item.WorkItem;
@@ -148,7 +149,16 @@ class PartitionProcessTest {
               exitedAndRemoved[1] = Instant.now();
             }
             return exitedAndRemoved[0] != null && exitedAndRemoved[1] != null;
-          });
+          },
+          () ->
+              "exited at "
+                  + exitedAndRemoved[0]
+                  + ", removed at "
+                  + exitedAndRemoved[1]
+                  + " (cut at "
+                  + cutAt
+                  + "); "
+                  + cluster.snapshot());
       Instant minorityExited = exitedAndRemoved[0];
       Instant removed = exitedAndRemoved[1];
       String minorityDecision = sbrDecision(minority.log());
@@ -290,7 +300,12 @@ class PartitionProcessTest {
           }
         }
       }
-      assertEquals(0, minority.process().exitValue(), "the downed minority stops cleanly");
+      // downed is not a clean stop: a supervisor's restart-on-failure brings the node back
+      assertEquals(
+          NodeExit.DOWNED,
+          minority.process().exitValue(),
+          "the downed minority ran its shutdown and exited: "
+              + ProcessCluster.tail(minority.log()));
     }
   }
 

@@ -6,6 +6,7 @@ import io.fencekeeper.api.ApiSettings;
 import io.fencekeeper.api.HttpApi;
 import io.fencekeeper.api.ManagementStarter;
 import io.fencekeeper.api.MeteredItemGateway;
+import io.fencekeeper.cli.NodeExit;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.node.FencekeeperNode;
 import io.fencekeeper.node.NodeConfig;
@@ -50,6 +51,7 @@ public final class PoisonedServe {
             .workerGateway(items -> new MeteredItemGateway(items, metrics, "worker"))
             .attemptListener(metrics)
             .start();
+    NodeExit exit = NodeExit.watch(node.system());
     node.awaitUp(Duration.ofSeconds(60));
     var http = HttpApi.start(node, api, metrics).toCompletableFuture().get(30, TimeUnit.SECONDS);
     var management =
@@ -65,7 +67,7 @@ public final class PoisonedServe {
             + http.localAddress()
             + ", management "
             + management);
-    node.system().getWhenTerminated().toCompletableFuture().join();
+    System.exit(exit.await());
   }
 
   private static String argument(String[] args, String name) {
