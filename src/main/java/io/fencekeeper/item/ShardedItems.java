@@ -25,10 +25,28 @@ public final class ShardedItems implements ItemGateway {
   private final long incarnation;
 
   /**
-   * {@code askTimeout} for a lease holder's commands (it may retry them until its lease ends);
-   * {@code claimTimeout}, shorter, for claims (nothing depends on one yet).
+   * The gateway of the lease API and the coordinator: its claims name no node, so a holder that
+   * goes silent counts as lost whatever its worker id says (an API caller must not borrow a node's
+   * standing by naming itself after the node's workers). {@code askTimeout} for a lease holder's
+   * commands (it may retry them until its lease ends); {@code claimTimeout}, shorter, for claims
+   * (nothing depends on one yet).
    */
   public ShardedItems(ActorSystem<?> system, Duration askTimeout, Duration claimTimeout) {
+    this(system, askTimeout, claimTimeout, false);
+  }
+
+  /**
+   * The gateway of this node's own worker pool: its workers' claims carry this node's incarnation
+   * (its cluster uid), so an item can tell later whether a silent holder's node is still a member
+   * (docs/design.md, "Lost holders count").
+   */
+  public static ShardedItems forOwnWorkers(
+      ActorSystem<?> system, Duration askTimeout, Duration claimTimeout) {
+    return new ShardedItems(system, askTimeout, claimTimeout, true);
+  }
+
+  private ShardedItems(
+      ActorSystem<?> system, Duration askTimeout, Duration claimTimeout, boolean ownWorkers) {
     this.sharding = ClusterSharding.get(system);
     this.executor = system.executionContext();
     this.askTimeout = askTimeout;
@@ -36,7 +54,7 @@ public final class ShardedItems implements ItemGateway {
     this.nobody = system.ignoreRef();
     UniqueAddress self = Cluster.get(system).selfMember().uniqueAddress();
     this.ownWorkers = NodeWorkers.prefix(self.address().toString());
-    this.incarnation = self.longUid();
+    this.incarnation = ownWorkers ? self.longUid() : 0;
   }
 
   private CompletionStage<Reply> ask(
@@ -54,9 +72,9 @@ public final class ShardedItems implements ItemGateway {
   @Override
   public CompletionStage<Reply> claim(
       ItemId item, String workerId, Duration lease, int maxAttempts) {
-    // this node's own workers claim with its incarnation, so the item can tell later whether the
-    // node is still alive; a lease API worker's node is not known
-    long node = workerId.startsWith(ownWorkers) ? incarnation : 0;
+    // only this node's worker pool names its node, and only for ids of its own form: a lease API
+    // worker's node is not known (0)
+    long node = incarnation != 0 && workerId.startsWith(ownWorkers) ? incarnation : 0;
     return ask(item, r -> new WorkItem.Claim(workerId, lease, maxAttempts, node, r), claimTimeout);
   }
 

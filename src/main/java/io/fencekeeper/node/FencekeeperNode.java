@@ -217,6 +217,10 @@ public final class FencekeeperNode implements AutoCloseable {
             JacksonObjectMapperProvider.get(Adapter.toClassic(system))
                 .getOrCreate("jackson-json", Optional.empty()));
     ItemGateway items = new ShardedItems(system, itemAskTimeout(settings.lease()), CLAIM_TIMEOUT);
+    // the worker pool's own gateway: only its claims name this node, so a lease API caller cannot
+    // borrow the node's standing with a look-alike worker id
+    ItemGateway ownWorkerItems =
+        ShardedItems.forOwnWorkers(system, itemAskTimeout(settings.lease()), CLAIM_TIMEOUT);
     int workers = b.workers != null ? b.workers : settings.workers();
     ProviderCatalog catalog = ProviderCatalog.fromConfig(b.config);
     ActorRef<BudgetKeeper.Command> keeper =
@@ -268,7 +272,7 @@ public final class FencekeeperNode implements AutoCloseable {
             shards);
     Map<String, PermitPool> pools = permitPools(system, catalog, keeper);
     Map<String, ProviderFactory.Started> providers =
-        startWorkers(b, workers, system, items, catalog, pools);
+        startWorkers(b, workers, system, ownWorkerItems, catalog, pools);
     Map<String, Provider> lookups = new TreeMap<>();
     providers.forEach((name, started) -> lookups.put(name, started.provider()));
     if (b.provider != null) {

@@ -2,8 +2,10 @@ package io.fencekeeper.api;
 
 import static io.fencekeeper.api.ApiTestNode.seg;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.fencekeeper.item.NodeWorkers;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
@@ -70,5 +72,35 @@ class LeaseOwnershipApiTest {
     JsonNode next =
         api.post(item + "/claim", "{\"workerId\":\"next\",\"leaseMillis\":60000}").tree();
     assertEquals("AMBIGUOUS", next.path("effect").asText(), "look the key up before any apply");
+  }
+
+  /**
+   * An item forgives a silent holder that is one of a member node's own workers; a lease API caller
+   * that names itself like them ({@code {node address}/w{n}}) borrows none of that: its claims name
+   * no node, so two silent look-alikes quarantine the item at the default K = 2.
+   */
+  @Test
+  void aLeaseApiWorkerNamedLikeTheNodesOwnWorkersIsCountedLostWhenSilent() {
+    String runId = api.createRun(ApiTestNode.newJob("look-alike"), 1);
+    String item = "/api/items/" + seg(ApiTestNode.itemId(runId, 1));
+    String address = api.node.system().address().toString();
+    for (int n = 1; n <= 2; n++) {
+      String lookAlike = NodeWorkers.id(address, 900 + n);
+      ApiTestNode.Answer claimed =
+          api.post(item + "/claim", "{\"workerId\":\"" + lookAlike + "\",\"leaseMillis\":5000}");
+      assertEquals(200, claimed.status(), claimed.body());
+      // silent: its lease lapses without a word
+      ApiTestNode.CLOCK.advance(Duration.ofSeconds(6));
+    }
+    ApiTestNode.Answer third =
+        api.post(item + "/claim", "{\"workerId\":\"next\",\"leaseMillis\":5000}");
+    assertEquals(409, third.status(), third.body());
+    assertEquals("not_claimable", third.error(), third.body());
+    assertEquals("QUARANTINED", api.get(item).tree().path("status").asText());
+    JsonNode events = api.get(item + "/audit").tree().path("events");
+    for (JsonNode event : events) {
+      assertNotEquals(
+          "HolderNodeAlive", event.path("type").asText(), "forgiven as a node's worker: " + events);
+    }
   }
 }

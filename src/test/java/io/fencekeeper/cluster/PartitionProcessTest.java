@@ -9,6 +9,7 @@ import static io.fencekeeper.cluster.ClusterFixture.createRun;
 import static io.fencekeeper.cluster.ClusterFixture.item;
 import static io.fencekeeper.cluster.ClusterFixture.nodeOf;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -40,13 +41,21 @@ import java.time.Instant;
 import java.time.LocalTime;
 import java.time.ZoneId;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import org.apache.pekko.cluster.sharding.ShardRegion.ClusterShardingStats;
+import org.apache.pekko.cluster.sharding.typed.ClusterShardingQuery;
+import org.apache.pekko.cluster.sharding.typed.GetClusterShardingStats;
+import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
 import org.apache.pekko.cluster.typed.Cluster;
 import org.junit.jupiter.api.Test;
 
@@ -92,10 +101,10 @@ class PartitionProcessTest {
         ProcessCluster cluster =
             new ProcessCluster(
                 4,
-                // at the default quarantine setting: two silent holders in a row can be innocent
-                // here, the straggler and a minority worker that took the item over from it before
-                // the minority was downed; the straggler's node was still a member then, so only
-                // the minority worker is lost (docs/design.md, "Lost holders count")
+                // at the default quarantine setting (K = 2): the straggler, a lease API worker,
+                // counts as lost when silent (docs/design.md, "Lost holders count"), so its item is
+                // one whose shard the majority hosts, where no minority worker can follow it as a
+                // second silent holder once the cut is made
                 Map.of(
                     "pekko.cluster.down-removal-margin",
                     REMOVAL_MARGIN.toMillis() + "ms",
@@ -119,10 +128,13 @@ class PartitionProcessTest {
       HttpProvider provider =
           HttpProvider.create(cluster.simUrl, Duration.ofSeconds(2), Duration.ofSeconds(10));
 
-      // a straggler: a worker of the minority holding a lease on an item that needs an effect
+      // a straggler: a worker of the minority holding a lease on an item that needs an effect, in
+      // a shard of the majority; its id looks like the minority's own workers' and borrows
+      // nothing from it (the lease API's claims name no node)
       String straggler = minority.address() + "/w-straggler";
+      Set<String> majorityShards = shardsHostedBy(cluster, List.of(0, 1));
       Map.Entry<ItemId, JsonNode> claimed =
-          claimAnOpenItem(cluster, minority, provider, job, accounts, straggler);
+          claimAnOpenItem(cluster, minority, provider, job, accounts, majorityShards, straggler);
       ItemId stragglerItem = claimed.getKey();
       Plan stragglerPlan = provider.plan(stragglerItem).toCompletableFuture().get();
       long stragglerToken = claimed.getValue().get("token").asLong();
@@ -275,7 +287,7 @@ class PartitionProcessTest {
       // the minority's last commit (a lease of an item elsewhere, one it took before the cut, ends
       // at its own time)
       ItemShards shards = new ItemShards(100);
-      java.util.Set<String> minorityShards = new java.util.HashSet<>();
+      Set<String> minorityShards = new HashSet<>();
       minorityCommits.forEach(r -> minorityShards.add(shards.shardOf(ItemId.parse(r.itemId()))));
       Optional<Instant> firstTakeoverInItsShards =
           takeovers.stream()
@@ -330,12 +342,15 @@ class PartitionProcessTest {
       HttpProvider provider,
       String job,
       List<AccountCursor> accounts,
+      Set<String> inShards,
       String workerId)
       throws Exception {
+    ItemShards shards = new ItemShards(100);
     for (int i = accounts.size() - 1; i >= 0; i--) {
       AccountCursor account = accounts.get(i);
       ItemId id = ItemId.of(job, DATE, account.accountId(), account.cursor());
-      if (item(cluster.client, id).status() != WorkItem.Status.PENDING
+      if (!inShards.contains(shards.shardOf(id))
+          || item(cluster.client, id).status() != WorkItem.Status.PENDING
           || provider.plan(id).toCompletableFuture().get().nothingToDo()) {
         continue;
       }
@@ -347,6 +362,36 @@ class PartitionProcessTest {
       return Map.entry(id, new ObjectMapper().readTree(response.body()));
     }
     throw new AssertionError("no open item needs an effect");
+  }
+
+  /** The item shards that the nodes at {@code indexes} host, as the sharding coordinator tells. */
+  private static Set<String> shardsHostedBy(ProcessCluster cluster, List<Integer> indexes)
+      throws Exception {
+    ActorSystem<?> system = cluster.client.system();
+    ClusterShardingStats stats =
+        AskPattern.<ClusterShardingQuery, ClusterShardingStats>ask(
+                ClusterSharding.get(system).shardState(),
+                replyTo ->
+                    new GetClusterShardingStats(
+                        WorkItem.ENTITY_TYPE_KEY, Duration.ofSeconds(10), replyTo),
+                Duration.ofSeconds(20),
+                system.scheduler())
+            .toCompletableFuture()
+            .get(30, TimeUnit.SECONDS);
+    Set<String> hosted = new HashSet<>();
+    for (int index : indexes) {
+      String address = cluster.nodes.get(index).address();
+      stats
+          .getRegions()
+          .forEach(
+              (region, regionStats) -> {
+                if (region.toString().equals(address)) {
+                  hosted.addAll(regionStats.getStats().keySet());
+                }
+              });
+    }
+    assertFalse(hosted.isEmpty(), "the majority hosts shards: " + stats);
+    return hosted;
   }
 
   /** POST /api/items/{itemId}/claim on the node's own HTTP API (loopback, no token). */
