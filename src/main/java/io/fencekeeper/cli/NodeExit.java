@@ -9,11 +9,11 @@ import org.apache.pekko.actor.typed.ActorSystem;
 
 /**
  * How a long-running node's process ends: when its actor system has terminated, or when its
- * coordinated shutdown has run all its phases and the system still has not terminated (a stuck
- * actor keeps it up: seen once in ten partition tests on a loaded machine, where the downed
- * minority ran every phase and its process then stayed up for good, neither a member nor gone).
- * Pekko's own answer is {@code exit-jvm = on}; the node keeps that off so that embedded nodes (the
- * {@code run} command, tests) never exit their JVM, so {@code serve} bounds the wait itself.
+ * coordinated shutdown has run all its phases and the system still has not terminated (seen in
+ * partition tests on a loaded machine: the downed minority ran every phase, every dispatcher was
+ * idle, and its process stayed up past the test's 90 s, neither a member nor gone). Pekko's own
+ * answer is {@code exit-jvm = on}; the node keeps that off so that embedded nodes (the {@code run}
+ * command, tests) never exit their JVM, so {@code serve} bounds the wait itself.
  */
 public final class NodeExit {
 

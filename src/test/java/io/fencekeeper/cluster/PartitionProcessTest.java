@@ -50,12 +50,6 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.apache.pekko.actor.typed.ActorSystem;
-import org.apache.pekko.actor.typed.javadsl.AskPattern;
-import org.apache.pekko.cluster.sharding.ShardRegion.ClusterShardingStats;
-import org.apache.pekko.cluster.sharding.typed.ClusterShardingQuery;
-import org.apache.pekko.cluster.sharding.typed.GetClusterShardingStats;
-import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
 import org.apache.pekko.cluster.typed.Cluster;
 import org.junit.jupiter.api.Test;
 
@@ -364,33 +358,33 @@ class PartitionProcessTest {
     throw new AssertionError("no open item needs an effect");
   }
 
-  /** The item shards that the nodes at {@code indexes} host, as the sharding coordinator tells. */
+  /**
+   * The item shards that the nodes at {@code indexes} host now, each as its Pekko Management
+   * answers {@code GET /cluster/shards/{entity type}} (its own shard region's shards).
+   */
   private static Set<String> shardsHostedBy(ProcessCluster cluster, List<Integer> indexes)
       throws Exception {
-    ActorSystem<?> system = cluster.client.system();
-    ClusterShardingStats stats =
-        AskPattern.<ClusterShardingQuery, ClusterShardingStats>ask(
-                ClusterSharding.get(system).shardState(),
-                replyTo ->
-                    new GetClusterShardingStats(
-                        WorkItem.ENTITY_TYPE_KEY, Duration.ofSeconds(10), replyTo),
-                Duration.ofSeconds(20),
-                system.scheduler())
-            .toCompletableFuture()
-            .get(30, TimeUnit.SECONDS);
     Set<String> hosted = new HashSet<>();
     for (int index : indexes) {
-      String address = cluster.nodes.get(index).address();
-      stats
-          .getRegions()
-          .forEach(
-              (region, regionStats) -> {
-                if (region.toString().equals(address)) {
-                  hosted.addAll(regionStats.getStats().keySet());
-                }
-              });
+      ProcessCluster.NodeProcess node = cluster.nodes.get(index);
+      HttpResponse<String> answer =
+          HttpClient.newHttpClient()
+              .send(
+                  HttpRequest.newBuilder(
+                          URI.create(
+                              "http://127.0.0.1:"
+                                  + node.managementPort()
+                                  + "/cluster/shards/"
+                                  + WorkItem.ENTITY_TYPE_KEY.name()))
+                      .timeout(Duration.ofSeconds(20))
+                      .build(),
+                  HttpResponse.BodyHandlers.ofString());
+      assertEquals(200, answer.statusCode(), answer.body());
+      for (JsonNode region : new ObjectMapper().readTree(answer.body()).path("regions")) {
+        hosted.add(region.path("shardId").asText());
+      }
     }
-    assertFalse(hosted.isEmpty(), "the majority hosts shards: " + stats);
+    assertFalse(hosted.isEmpty(), "the majority hosts shards");
     return hosted;
   }
 
