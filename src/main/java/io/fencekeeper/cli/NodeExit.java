@@ -1,5 +1,6 @@
 package io.fencekeeper.cli;
 
+import io.fencekeeper.worker.LeaveOnShutdown;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -67,13 +68,6 @@ public final class NodeExit {
               + GRACE.toSeconds()
               + " s of the last phase's timeout; the process ends anyway");
     }
-    return downed() ? DOWNED : 0;
-  }
-
-  private boolean downed() {
-    return CoordinatedShutdown.get(system)
-        .getShutdownReason()
-        .filter(CoordinatedShutdown.ClusterDowningReason$.MODULE$::equals)
-        .isPresent();
+    return LeaveOnShutdown.downed(system) ? DOWNED : 0;
   }
 }

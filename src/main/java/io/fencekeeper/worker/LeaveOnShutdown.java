@@ -44,16 +44,18 @@ public final class LeaveOnShutdown {
         .addTask(
             CoordinatedShutdown.PhaseBeforeServiceUnbind(),
             "drain-worker-pool",
-            () -> {
-              boolean downed =
-                  CoordinatedShutdown.get(system)
-                      .getShutdownReason()
-                      .filter(CoordinatedShutdown.ClusterDowningReason$.MODULE$::equals)
-                      .isPresent();
-              return downed
-                  ? CompletableFuture.completedFuture(Done.getInstance())
-                  : drain(system, pool, drain);
-            });
+            () ->
+                downed(system)
+                    ? CompletableFuture.completedFuture(Done.getInstance())
+                    : drain(system, pool, drain));
+  }
+
+  /** Whether this node's coordinated shutdown runs because the split-brain resolver downed it. */
+  public static boolean downed(ActorSystem<?> system) {
+    return CoordinatedShutdown.get(system)
+        .getShutdownReason()
+        .filter(CoordinatedShutdown.ClusterDowningReason$.MODULE$::equals)
+        .isPresent();
   }
 
   private static CompletionStage<Done> drain(
