@@ -104,16 +104,15 @@ class CountersMatchJournalProcessTest {
       String runId = created.runId();
       awaitDone(cluster.client, runId, 60, Duration.ofSeconds(90), "a tenth of the run done");
 
-      // 1. pause node 3 past its leases, while its workers hold some (a pool that found nothing
-      // to steal waits up to 8 s before it asks again); the others take its items over
+      // 1. pause node 3 past its leases, at a moment when its workers hold some; the others take
+      // them over
       ProcessCluster.NodeProcess paused = cluster.nodes.get(2);
-      Await.until(
-          Duration.ofSeconds(60),
-          "node 3's workers on items",
-          () -> workersInFlight(paused),
-          inFlight -> inFlight >= 2);
-      ProcessCluster.signal(paused.process(), "STOP");
-      awaitView(cluster, runId, "leases of the paused node taken over", r -> r.takeovers() > 0);
+      StopWhileHolding stop = StopWhileHolding.stop(cluster, job, runId, paused);
+      awaitView(
+          cluster,
+          runId,
+          "leases of the paused node taken over (it held " + stop.held() + ")",
+          r -> r.takeovers() > 0);
       ProcessCluster.signal(paused.process(), "CONT");
       awaitView(cluster, runId, "stale commands rejected", r -> r.staleRejections() > 0);
       assertTrue(
@@ -158,8 +157,14 @@ class CountersMatchJournalProcessTest {
       assertEquals(expected, scraped, "GET /metrics against the journal");
       System.out.printf(
           "COUNTERS vs JOURNAL after a wake-up of node 3 and a coordinator move: journal %s,"
-              + " run view %s, /metrics %s, stale from the woken node %d%n",
-          expected, viewed, scraped, journal.staleFrom(paused.address()));
+              + " run view %s, /metrics %s, stale from the woken node %d; paused holding %d"
+              + " leases at stop %d%n",
+          expected,
+          viewed,
+          scraped,
+          journal.staleFrom(paused.address()),
+          stop.held().size(),
+          stop.tries());
     }
   }
 
@@ -262,20 +267,6 @@ class CountersMatchJournalProcessTest {
     } catch (java.io.IOException | InterruptedException e) {
       throw new IllegalStateException(path + ": " + e);
     }
-  }
-
-  /** GET /api/cluster on the node: how many attempts its own worker pool runs (-1: unknown). */
-  private static int workersInFlight(ProcessCluster.NodeProcess node) {
-    try {
-      for (JsonNode member : JSON.readTree(get(node, "/api/cluster")).path("members")) {
-        if (member.path("self").asBoolean()) {
-          return member.path("workers").path("inFlight").asInt(-1);
-        }
-      }
-    } catch (RuntimeException | java.io.IOException e) {
-      // not now
-    }
-    return -1;
   }
 
   /** GET /api/runs/{runId}: the figures the dashboard, status and run report show. */

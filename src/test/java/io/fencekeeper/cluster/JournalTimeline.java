@@ -1,5 +1,7 @@
 package io.fencekeeper.cluster;
 
+import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.ItemView;
 import io.fencekeeper.item.WorkItem;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -74,6 +76,25 @@ final class JournalTimeline {
       }
     }
     return new JournalTimeline(byItem);
+  }
+
+  /**
+   * The items whose lease a worker of {@code node} holds as the journal has it (granted, and no
+   * event has ended it yet), with the holder: each item's events folded by the entity's own event
+   * handler ({@link WorkItem#replay}).
+   */
+  Map<String, String> leasedBy(String node) {
+    Map<String, String> held = new LinkedHashMap<>();
+    byItem.forEach(
+        (itemId, rows) -> {
+          ItemView item =
+              WorkItem.replay(ItemId.parse(itemId), rows.stream().map(Row::event).toList());
+          if (item.status() == WorkItem.Status.LEASED
+              && ClusterFixture.nodeOf(item.owner()).equals(node)) {
+            held.put(itemId, item.owner());
+          }
+        });
+    return held;
   }
 
   List<Row> rows() {

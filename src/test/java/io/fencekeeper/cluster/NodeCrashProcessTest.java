@@ -61,7 +61,10 @@ class NodeCrashProcessTest {
           Duration.ofSeconds(120),
           "700 items of the run done");
       ProcessCluster.NodeProcess victim = cluster.nodes.get(victimIndex);
-      Instant killedAt = Instant.now();
+      // stopped at a moment when its workers hold leases, then killed: from the stop on it does
+      // nothing more, so the stop is the moment of death
+      StopWhileHolding stop = StopWhileHolding.stop(cluster, job, created.runId(), victim);
+      Instant killedAt = stop.stoppedAt();
       victim.process().destroyForcibly(); // SIGKILL: no leave, no flush, no goodbye
       victim.process().waitFor(30, TimeUnit.SECONDS);
 
@@ -71,9 +74,21 @@ class NodeCrashProcessTest {
           assertOneEffectPerKey(cluster.client, job, accounts, cluster.ledger());
       assertEquals(Map.of(), cluster.interleavedWriters(), "A, B, A writers per persistence id");
 
-      Timeline timeline = Timeline.read(cluster, job, victim.address());
+      JournalTimeline journal = JournalTimeline.read(cluster, job);
+      stop.held()
+          .forEach(
+              (item, holder) ->
+                  assertTrue(
+                      journal.byItem.get(item).stream()
+                          .anyMatch(
+                              row ->
+                                  row.event() instanceof WorkItem.LeaseGranted granted
+                                      && holder.equals(granted.previousOwner())),
+                      "the lease of " + holder + " on " + item + " at the kill was taken over"));
+      Timeline timeline = Timeline.read(journal, victim.address());
       assertTrue(
-          timeline.takeoversOfVictim() > 0, "the killed node held leases that were taken over");
+          timeline.takeoversOfVictim() >= stop.held().size(),
+          "the killed node's leases were taken over: " + stop.held());
       Duration takeover = Duration.between(killedAt, timeline.lastTakeoverOfVictim());
       RunSignals.NodeTakeovers shown = ended.takeoversByNode().get(victim.address());
       assertEquals(
@@ -88,7 +103,8 @@ class NodeCrashProcessTest {
           "NODE DEATH (%s, kill -9): rate before %.1f/s, 0-5 s after %.1f/s (%.0f%%), 5-10 s"
               + " after %.1f/s (%.0f%%); %d leases of the killed node claimed again, the last"
               + " %.1f s after the kill (lease %d s, acceptable-heartbeat-pause %s, stable-after %s);"
-              + " run %s, effects-per-key %s; completions per second from 3 s before: %s%n",
+              + " run %s, effects-per-key %s; completions per second from 3 s before: %s;"
+              + " stopped holding %d leases at stop %d%n",
           what,
           before,
           first5,
@@ -103,7 +119,9 @@ class NodeCrashProcessTest {
           ClusterFixture.testTimings().get("pekko.cluster.split-brain-resolver.stable-after"),
           ended.state(),
           histogram,
-          timeline.perSecond(killedAt.minusSeconds(3), 15));
+          timeline.perSecond(killedAt.minusSeconds(3), 15),
+          stop.held().size(),
+          stop.tries());
       // a loose guard against a takeover that waits for something other than the lease (minutes,
       // not seconds); the figure itself is reported, not asserted
       assertTrue(takeover.compareTo(Duration.ofSeconds(60)) < 0, "takeover took " + takeover);
@@ -116,10 +134,10 @@ class NodeCrashProcessTest {
    */
   record Timeline(List<Instant> completions, List<Instant> victimTakeovers) {
 
-    static Timeline read(ProcessCluster cluster, String job, String victim) throws Exception {
+    static Timeline read(JournalTimeline journal, String victim) {
       List<Instant> completions = new ArrayList<>();
       List<Instant> takeovers = new ArrayList<>();
-      for (JournalTimeline.Row row : JournalTimeline.read(cluster, job).rows()) {
+      for (JournalTimeline.Row row : journal.rows()) {
         if (row.event() instanceof WorkItem.ItemCompleted done) {
           completions.add(done.at());
         } else if (row.event() instanceof WorkItem.LeaseGranted granted
