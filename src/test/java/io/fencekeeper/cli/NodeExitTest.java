@@ -24,6 +24,7 @@ import org.junit.jupiter.api.Test;
 class NodeExitTest {
 
   private final CountDownLatch release = new CountDownLatch(1);
+  private final CountDownLatch stuckStarted = new CountDownLatch(1);
   private ActorSystem<Void> system;
 
   @AfterEach
@@ -51,18 +52,32 @@ class NodeExitTest {
                         + "pekko.coordinated-shutdown.exit-jvm = off\n"
                         + "pekko.jvm-shutdown-hooks = off")
                 .withFallback(ConfigFactory.load()));
+    if (withStuckActor) {
+      // the guardian spawns it when it starts: a shutdown run before that (a loaded machine) has
+      // nothing to wait for, and the system terminates at once
+      try {
+        assertTrue(stuckStarted.await(60, TimeUnit.SECONDS), "the stuck actor started");
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException(e);
+      }
+    }
   }
 
   /** An actor whose stop blocks its thread, as a call that never returns would. */
   private Behavior<Void> stuckOnStop() {
-    return Behaviors.receive(Void.class)
-        .onSignal(
-            PostStop.class,
-            signal -> {
-              release.await();
-              return Behaviors.same();
-            })
-        .build();
+    return Behaviors.setup(
+        ctx -> {
+          stuckStarted.countDown();
+          return Behaviors.receive(Void.class)
+              .onSignal(
+                  PostStop.class,
+                  signal -> {
+                    release.await();
+                    return Behaviors.same();
+                  })
+              .build();
+        });
   }
 
   private int awaitExit(NodeExit exit) throws Exception {
