@@ -4,9 +4,7 @@ import io.fencekeeper.CborSerializable;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.BiFunction;
@@ -138,23 +136,14 @@ public final class WorkItem
     }
   }
 
-  private final ItemId itemId;
-  // the id as a string and its key, once per incarnation: every reply carries both
-  private final String itemValue;
-  private final String idempotencyKey;
-  private final Clock clock;
-  private final Settings settings;
+  private final ItemCommands commands;
+  private final BooleanSupplier downed;
 
   /**
-   * Asks the shard to stop this entity once it is DONE. A DONE item is final; kept until the idle
-   * timeout it only holds heap (a fast run would keep every item it finished in the last 15 s), and
-   * a later command simply recovers it from the journal.
+   * {@code passivate} asks the shard to stop this entity once it is DONE. A DONE item is final;
+   * kept until the idle timeout it only holds heap (a fast run would keep every item it finished in
+   * the last 15 s), and a later command simply recovers it from the journal.
    */
-  private final Runnable passivate;
-
-  private final BooleanSupplier downed;
-  private final HolderNodes holderNodes;
-
   private WorkItem(
       ItemId itemId,
       Clock clock,
@@ -163,14 +152,11 @@ public final class WorkItem
       BooleanSupplier downed,
       HolderNodes holderNodes) {
     super(persistenceId(itemId));
-    this.itemId = itemId;
-    this.itemValue = persistenceId().entityId();
-    this.idempotencyKey = ItemId.idempotencyKeyOf(itemValue);
-    this.clock = clock;
-    this.settings = settings;
-    this.passivate = passivate;
+    // the id as a string once per incarnation: every reply carries it and its key
+    this.commands =
+        new ItemCommands(
+            Effect(), persistenceId().entityId(), clock, settings, passivate, holderNodes);
     this.downed = downed;
-    this.holderNodes = holderNodes;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -374,7 +360,7 @@ public final class WorkItem
   /**
    * A claim. {@code previousOwner} is set when the previous holder's lease expired before it
    * completed, failed or released the item: a takeover. If that holder had not reported an outcome
-   * the effect becomes AMBIGUOUS (see {@link State#effectAfterLeaseEnds}). {@code
+   * the effect becomes AMBIGUOUS (see {@link LeaseRules#effectAfterLeaseEnds}). {@code
    * holderIncarnation}: the cluster uid of the new holder's node, 0 when not known (a lease API
    * worker, or a journal written before it was kept).
    */
@@ -492,125 +478,6 @@ public final class WorkItem
   // State
 
   /**
-   * One lease of the current run of leases that ended without an outcome from their holders. {@code
-   * heard}: its holder has sent a command since its lease lapsed, so it was alive (paused, cut
-   * off), not a node the item killed.
-   */
-  public record SilentEnd(String holder, long token, boolean heard) implements CborSerializable {}
-
-  /**
-   * The attempts that count against {@code maxAttempts} and towards quarantine: those since the
-   * item was created, or since an operator last let it start over (Retry, Reopen).
-   *
-   * @param startedAfter the attempt number when this budget began
-   * @param lostHolders the holders of those attempts that vanished (their lease ended without an
-   *     outcome from them: taken over after expiry, or closed while they were silent) and have not
-   *     been heard from since, oldest first
-   * @param consecutiveLosses how many leases of the run in {@code silentRun} ended with a lost
-   *     holder (one not heard from)
-   * @param silentRun the latest leases in a row that ended without an outcome from their holders,
-   *     oldest first (a snapshot from before it was kept: rebuilt from the lost holders)
-   * @param heardLate the token of the last lease whose holder spoke after it lapsed, else 0 (the
-   *     holder of the lease of that token is not lost when it ends)
-   */
-  public record AttemptBudget(
-      int startedAfter,
-      List<String> lostHolders,
-      int consecutiveLosses,
-      List<SilentEnd> silentRun,
-      long heardLate)
-      implements CborSerializable {
-
-    public AttemptBudget {
-      lostHolders = lostHolders == null ? List.of() : List.copyOf(lostHolders);
-      if (silentRun == null) {
-        List<SilentEnd> rebuilt = new ArrayList<>();
-        for (String holder :
-            lostHolders.subList(lostHolders.size() - consecutiveLosses, lostHolders.size())) {
-          rebuilt.add(new SilentEnd(holder, -1, false));
-        }
-        silentRun = rebuilt;
-      }
-      silentRun = List.copyOf(silentRun);
-      consecutiveLosses = (int) silentRun.stream().filter(end -> !end.heard()).count();
-    }
-
-    static AttemptBudget startingAfter(int attempt) {
-      return new AttemptBudget(attempt, List.of(), 0, List.of(), 0);
-    }
-
-    /** Attempts started in this budget when the item has started {@code attempt} in all. */
-    int used(int attempt) {
-      return attempt - startedAfter;
-    }
-
-    /** The lease of {@code token} ended without an outcome from {@code owner}. */
-    AttemptBudget silentEnd(String owner, long token) {
-      boolean heard = heardLate == token;
-      List<String> lost = new ArrayList<>(lostHolders);
-      if (!heard) {
-        lost.add(owner);
-      }
-      List<SilentEnd> run = new ArrayList<>(silentRun);
-      run.add(new SilentEnd(owner, token, heard));
-      return new AttemptBudget(startedAfter, lost, 0, run, 0);
-    }
-
-    /** The holder said what happened (an effect, ambiguity, a failure, a release): it was there. */
-    AttemptBudget holderReported() {
-      return silentRun.isEmpty()
-          ? this
-          : new AttemptBudget(startedAfter, lostHolders, 0, List.of(), heardLate);
-    }
-
-    /** The holder of the current lease, {@code token}, spoke after its lease lapsed. */
-    AttemptBudget heardLate(long token) {
-      return new AttemptBudget(startedAfter, lostHolders, 0, silentRun, token);
-    }
-
-    /**
-     * The budget once {@code worker}, lost with the lease of {@code token}, has spoken again: it
-     * was not killed, so it is no longer a lost holder; its lease still ended in silence and stays
-     * in the run. Empty when it is not a lost holder of the run (heard already, or before a holder
-     * that reported).
-     */
-    Optional<AttemptBudget> returned(String worker, long token) {
-      for (int i = silentRun.size() - 1; i >= 0; i--) {
-        SilentEnd end = silentRun.get(i);
-        if (!end.heard() && end.token() == token && end.holder().equals(worker)) {
-          List<SilentEnd> run = new ArrayList<>(silentRun);
-          run.set(i, new SilentEnd(worker, token, true));
-          List<String> lost = new ArrayList<>(lostHolders);
-          lost.remove(lost.lastIndexOf(worker));
-          return Optional.of(new AttemptBudget(startedAfter, lost, 0, run, heardLate));
-        }
-      }
-      return Optional.empty();
-    }
-
-    /**
-     * "Lost holders count" (docs/design.md): {@code k} holders in a row lost and not heard from
-     * since (a poison item that kills its node: K deaths), or {@code k + 1} leases in a row ended
-     * in silence, whoever spoke afterwards (a poison item that stalls its node before it kills it:
-     * its holders may speak before they die, so they cannot all be forgiven; K + 1 deaths). Pause
-     * then kill ends two leases in silence, one of them with a holder that wakes: neither.
-     */
-    boolean quarantines(int k) {
-      return k > 0 && (consecutiveLosses >= k || silentRun.size() >= k + 1);
-    }
-
-    /** The holders lost in the run (not heard from since), oldest first. */
-    List<String> consecutivelyLost() {
-      return silentRun.stream().filter(end -> !end.heard()).map(SilentEnd::holder).toList();
-    }
-
-    /** The holders of every lease in the run, oldest first. */
-    List<String> silentHolders() {
-      return silentRun.stream().map(SilentEnd::holder).toList();
-    }
-  }
-
-  /**
    * The item's state, rebuilt from the journal. {@code outcomeReported} says whether the current
    * lease's holder has told us what happened; a lease that ends without it is ambiguous, and its
    * holder counts as lost in the {@code budget} unless it spoke after its lease lapsed.
@@ -656,7 +523,7 @@ public final class WorkItem
     }
 
     boolean leaseLiveAt(Instant now) {
-      return status == Status.LEASED && now.isBefore(leaseExpiresAt);
+      return LeaseRules.live(this, now);
     }
 
     /** The holder of a lease that ended (expired, or is ending now) without an outcome from it. */
@@ -669,48 +536,27 @@ public final class WorkItem
       return silentHolder().map(holder -> budget.silentEnd(holder, token)).orElse(budget);
     }
 
-    /** The effect after the current lease ends: unreported leases leave it ambiguous. */
-    EffectStatus effectAfterLeaseEnds() {
-      if (status == Status.LEASED && !outcomeReported && effect == EffectStatus.NONE) {
-        return EffectStatus.AMBIGUOUS;
-      }
-      return effect;
-    }
-
     State onLeaseGranted(LeaseGranted e) {
-      return new State(
-          Status.LEASED,
-          e.workerId(),
-          e.token(),
-          e.leaseExpiresAt(),
-          e.attempt(),
-          e.maxAttempts(),
-          effectAfterLeaseEnds(),
-          effectOutcome,
-          false,
-          lastError,
-          null,
-          null,
-          budgetAfterLeaseEnds(),
-          e.holderIncarnation());
+      Change next = change();
+      next.status = Status.LEASED;
+      next.owner = e.workerId();
+      next.token = e.token();
+      next.leaseExpiresAt = e.leaseExpiresAt();
+      next.attempt = e.attempt();
+      next.maxAttempts = e.maxAttempts();
+      next.effect = LeaseRules.effectAfterLeaseEnds(this);
+      next.outcomeReported = false;
+      next.closedReason = null;
+      next.retryAt = null;
+      next.budget = budgetAfterLeaseEnds();
+      next.ownerIncarnation = e.holderIncarnation();
+      return next.state();
     }
 
     State onLeaseRenewed(LeaseRenewed e) {
-      return new State(
-          status,
-          owner,
-          token,
-          e.leaseExpiresAt(),
-          attempt,
-          maxAttempts,
-          effect,
-          effectOutcome,
-          outcomeReported,
-          lastError,
-          closedReason,
-          retryAt,
-          budget,
-          ownerIncarnation);
+      Change next = change();
+      next.leaseExpiresAt = e.leaseExpiresAt();
+      return next.state();
     }
 
     State onEffectRecorded(EffectRecorded e) {
@@ -725,51 +571,31 @@ public final class WorkItem
     State onCompleted(ItemCompleted e) {
       State recorded =
           e.outcome() == null ? this : reported(EffectStatus.RECORDED, e.outcome(), lastError);
-      return recorded.done();
-    }
-
-    private State done() {
-      return new State(
-          Status.DONE,
-          owner,
-          token,
-          leaseExpiresAt,
-          attempt,
-          maxAttempts,
-          effect,
-          effectOutcome,
-          true,
-          lastError,
-          null,
-          null,
-          budget,
-          ownerIncarnation);
+      Change next = recorded.change();
+      next.status = Status.DONE;
+      next.outcomeReported = true;
+      next.closedReason = null;
+      next.retryAt = null;
+      return next.state();
     }
 
     State onAttemptFailed(AttemptFailed e) {
-      return unheld(
-          e.exhausted() ? Status.FAILED : Status.PENDING,
-          token,
-          effect,
-          e.error(),
-          null,
-          e.retryAt(),
-          budget.holderReported());
+      Change next = unheld(e.exhausted() ? Status.FAILED : Status.PENDING, budget.holderReported());
+      next.lastError = e.error();
+      next.retryAt = e.retryAt();
+      return next.state();
     }
 
     State onReleased(LeaseReleased e) {
-      return unheld(Status.PENDING, token, effect, lastError, null, null, budget.holderReported());
+      return unheld(Status.PENDING, budget.holderReported()).state();
     }
 
     State onClosed(ItemClosed e) {
-      return unheld(
-          Status.CLOSED,
-          e.newToken(),
-          effectAfterLeaseEnds(),
-          lastError,
-          e.reason(),
-          null,
-          budgetAfterLeaseEnds());
+      Change next = unheld(Status.CLOSED, budgetAfterLeaseEnds());
+      next.token = e.newToken();
+      next.effect = LeaseRules.effectAfterLeaseEnds(this);
+      next.closedReason = e.reason();
+      return next.state();
     }
 
     State onQuarantined(ItemQuarantined e) {
@@ -790,13 +616,9 @@ public final class WorkItem
       }
       AttemptBudget after = budget.returned(e.workerId(), e.token()).orElse(budget);
       if (e.quarantineLifted() && status == Status.QUARANTINED) {
-        String why =
-            "quarantine lifted: "
-                + e.workerId()
-                + " (token "
-                + e.token()
-                + ") came back, so it was not lost";
-        return unheld(Status.PENDING, token, effect, why, null, null, after);
+        Change next = unheld(Status.PENDING, after);
+        next.lastError = Quarantine.liftReason(e.workerId(), e.token());
+        return next.state();
       }
       return withBudget(after);
     }
@@ -809,28 +631,19 @@ public final class WorkItem
       return this;
     }
 
-    private State withBudget(AttemptBudget next) {
-      return new State(
-          status,
-          owner,
-          token,
-          leaseExpiresAt,
-          attempt,
-          maxAttempts,
-          effect,
-          effectOutcome,
-          outcomeReported,
-          lastError,
-          closedReason,
-          retryAt,
-          next,
-          ownerIncarnation);
+    private State withBudget(AttemptBudget nextBudget) {
+      Change next = change();
+      next.budget = nextBudget;
+      return next.state();
     }
 
     /** A claim found the holders lost: any lapsed lease ends, fenced off, with its holder lost. */
-    private State refusedAtClaim(Status next, long newToken, String reason) {
-      return unheld(
-          next, newToken, effectAfterLeaseEnds(), reason, null, null, budgetAfterLeaseEnds());
+    private State refusedAtClaim(Status status, long newToken, String reason) {
+      Change next = unheld(status, budgetAfterLeaseEnds());
+      next.token = newToken;
+      next.effect = LeaseRules.effectAfterLeaseEnds(this);
+      next.lastError = reason;
+      return next.state();
     }
 
     /**
@@ -838,59 +651,95 @@ public final class WorkItem
      * next claim, and the item gets a new budget of attempts.
      */
     State startedOver() {
-      return unheld(
-          Status.PENDING,
-          token,
-          effect,
-          lastError,
-          null,
-          null,
-          AttemptBudget.startingAfter(attempt));
+      return unheld(Status.PENDING, AttemptBudget.startingAfter(attempt)).state();
     }
 
     /** The holder told us what happened: the effect as it now stands. */
     private State reported(EffectStatus nextEffect, EffectOutcome outcome, String error) {
-      return new State(
-          status,
-          owner,
-          token,
-          leaseExpiresAt,
-          attempt,
-          maxAttempts,
-          nextEffect,
-          outcome,
-          true,
-          error,
-          closedReason,
-          retryAt,
-          budget.holderReported(),
-          ownerIncarnation);
+      Change next = change();
+      next.effect = nextEffect;
+      next.effectOutcome = outcome;
+      next.outcomeReported = true;
+      next.lastError = error;
+      next.budget = budget.holderReported();
+      return next.state();
     }
 
-    /** No holder any more: failed, released, reopened, closed or quarantined. */
-    private State unheld(
-        Status next,
-        long nextToken,
-        EffectStatus nextEffect,
-        String error,
-        String closed,
-        Instant retry,
-        AttemptBudget nextBudget) {
-      return new State(
-          next,
-          null,
-          nextToken,
-          null,
-          attempt,
-          maxAttempts,
-          nextEffect,
-          effectOutcome,
-          true,
-          error,
-          closed,
-          retry,
-          nextBudget,
-          0);
+    /**
+     * No holder any more: failed, released, reopened, closed or quarantined. The token, the effect
+     * and the last error stay unless the caller changes them; a close or retry time is not kept.
+     */
+    private Change unheld(Status status, AttemptBudget nextBudget) {
+      Change next = change();
+      next.status = status;
+      next.owner = null;
+      next.leaseExpiresAt = null;
+      next.outcomeReported = true;
+      next.closedReason = null;
+      next.retryAt = null;
+      next.budget = nextBudget;
+      next.ownerIncarnation = 0;
+      return next;
+    }
+
+    private Change change() {
+      return new Change(this);
+    }
+
+    /**
+     * A copy of a state to change: each transition sets only the fields it changes. Mutable, and
+     * never outside the transition that made it.
+     */
+    private static final class Change {
+      Status status;
+      String owner;
+      long token;
+      Instant leaseExpiresAt;
+      int attempt;
+      int maxAttempts;
+      EffectStatus effect;
+      EffectOutcome effectOutcome;
+      boolean outcomeReported;
+      String lastError;
+      String closedReason;
+      Instant retryAt;
+      AttemptBudget budget;
+      long ownerIncarnation;
+
+      Change(State from) {
+        status = from.status;
+        owner = from.owner;
+        token = from.token;
+        leaseExpiresAt = from.leaseExpiresAt;
+        attempt = from.attempt;
+        maxAttempts = from.maxAttempts;
+        effect = from.effect;
+        effectOutcome = from.effectOutcome;
+        outcomeReported = from.outcomeReported;
+        lastError = from.lastError;
+        closedReason = from.closedReason;
+        retryAt = from.retryAt;
+        budget = from.budget;
+        ownerIncarnation = from.ownerIncarnation;
+      }
+
+      State state() {
+        return new State(
+            status,
+            owner,
+            token,
+            leaseExpiresAt,
+            attempt,
+            maxAttempts,
+            effect,
+            effectOutcome,
+            outcomeReported,
+            lastError,
+            closedReason,
+            retryAt,
+            budget,
+            ownerIncarnation);
+      }
     }
   }
 
@@ -955,22 +804,24 @@ public final class WorkItem
         newCommandHandlerWithReplyBuilder();
     builder
         .forAnyState()
-        .onCommand(Claim.class, unlessDowned(this::onClaim, this::claimOnDownedNode))
-        .onCommand(Renew.class, unlessDowned(this::onRenew, this::leaseOnDownedNode))
-        .onCommand(RecordEffect.class, unlessDowned(this::onRecordEffect, this::leaseOnDownedNode))
+        .onCommand(Claim.class, unlessDowned(commands::claim, commands::claimOnDownedNode))
+        .onCommand(Renew.class, unlessDowned(commands::renew, commands::leaseOnDownedNode))
         .onCommand(
-            MarkAmbiguous.class, unlessDowned(this::onMarkAmbiguous, this::leaseOnDownedNode))
-        .onCommand(Complete.class, unlessDowned(this::onComplete, this::leaseOnDownedNode))
+            RecordEffect.class, unlessDowned(commands::recordEffect, commands::leaseOnDownedNode))
+        .onCommand(
+            MarkAmbiguous.class, unlessDowned(commands::markAmbiguous, commands::leaseOnDownedNode))
+        .onCommand(Complete.class, unlessDowned(commands::complete, commands::leaseOnDownedNode))
         .onCommand(
             RecordEffectAndComplete.class,
-            unlessDowned(this::onRecordEffectAndComplete, this::leaseOnDownedNode))
-        .onCommand(Fail.class, unlessDowned(this::onFail, this::leaseOnDownedNode))
-        .onCommand(Release.class, unlessDowned(this::onRelease, this::leaseOnDownedNode))
-        .onCommand(ClaimAbandoned.class, unlessDowned(this::onClaimAbandoned, this::unanswered))
-        .onCommand(Close.class, unlessDowned(this::onClose, this::unanswered))
-        .onCommand(Reopen.class, unlessDowned(this::onReopen, this::unanswered))
-        .onCommand(Retry.class, unlessDowned(this::onRetry, this::unanswered))
-        .onCommand(Get.class, (state, cmd) -> Effect().reply(cmd.replyTo(), accepted(state)));
+            unlessDowned(commands::recordEffectAndComplete, commands::leaseOnDownedNode))
+        .onCommand(Fail.class, unlessDowned(commands::fail, commands::leaseOnDownedNode))
+        .onCommand(Release.class, unlessDowned(commands::release, commands::leaseOnDownedNode))
+        .onCommand(
+            ClaimAbandoned.class, unlessDowned(commands::claimAbandoned, commands::unanswered))
+        .onCommand(Close.class, unlessDowned(commands::close, commands::unanswered))
+        .onCommand(Reopen.class, unlessDowned(commands::reopen, commands::unanswered))
+        .onCommand(Retry.class, unlessDowned(commands::retry, commands::unanswered))
+        .onCommand(Get.class, commands::get);
     return builder.build();
   }
 
@@ -999,488 +850,7 @@ public final class WorkItem
         downed.getAsBoolean() ? refused.apply(state, cmd) : handler.apply(state, cmd);
   }
 
-  private ReplyEffect<Event, State> claimOnDownedNode(State state, Claim cmd) {
-    Instant later = clock.instant().plus(DOWNED_RETRY);
-    return Effect().reply(cmd.replyTo(), new NotClaimable(state.status(), NODE_DOWNED, later));
-  }
-
-  private ReplyEffect<Event, State> leaseOnDownedNode(State state, LeaseCommand cmd) {
-    return Effect().reply(cmd.replyTo(), new LeaseLost(cmd.token(), state.token(), NODE_DOWNED));
-  }
-
-  private ReplyEffect<Event, State> unanswered(State state, Command cmd) {
-    return Effect().noReply();
-  }
-
-  private ReplyEffect<Event, State> onClaim(State state, Claim cmd) {
-    Optional<Invalid> bad =
-        requireWorker(cmd.workerId())
-            .or(() -> requireLease(cmd.lease()))
-            .or(
-                () ->
-                    cmd.maxAttempts() < 1 || cmd.maxAttempts() > 1000
-                        ? Optional.of(
-                            new Invalid("maxAttempts", "maxAttempts must be between 1 and 1000"))
-                        : Optional.empty());
-    if (bad.isPresent()) {
-      return Effect().reply(cmd.replyTo(), bad.get());
-    }
-    Instant now = clock.instant();
-    Optional<Reply> refusal = claimRefusal(state, now);
-    if (refusal.isPresent()) {
-      return Effect().reply(cmd.replyTo(), refusal.get());
-    }
-    // the membership read is journaled before what it decided, so a replay decides the same
-    Optional<HolderNodeAlive> alive = holderNodeAlive(state, now);
-    State judged = alive.map(state::onHolderNodeAlive).orElse(state);
-    List<Event> read = alive.<List<Event>>map(List::of).orElse(List.of());
-    Optional<ReplyEffect<Event, State>> notGranted = holdersLost(judged, cmd, read, now);
-    if (notGranted.isPresent()) {
-      return notGranted.get();
-    }
-    // a lease that expired before its holder completed, failed or released the item is a
-    // takeover; whether that leaves the effect ambiguous is the state's business (an unreported
-    // lease does, a recorded effect stays recorded)
-    String previousOwner = leaseHolder(state);
-    LeaseGranted granted =
-        new LeaseGranted(
-            cmd.workerId(),
-            state.token() + 1,
-            state.attempt() + 1,
-            cmd.maxAttempts(),
-            now.plus(cmd.lease()),
-            previousOwner,
-            cmd.incarnation(),
-            now);
-    return Effect()
-        .persist(with(read, granted))
-        .thenReply(
-            cmd.replyTo(),
-            s ->
-                new Claimed(
-                    itemValue,
-                    s.token(),
-                    s.leaseExpiresAt(),
-                    s.attempt(),
-                    s.effect(),
-                    idempotencyKey,
-                    previousOwner != null,
-                    view(s)));
-  }
-
-  /**
-   * The claim that would start the next attempt counts the holders that vanished, the one whose
-   * lease it would take over included: the last {@code quarantineAfterLosses} all lost makes the
-   * item QUARANTINED (a poison item must not go from node to node until every node has crashed),
-   * and a next attempt past {@code maxAttempts} makes it FAILED. Either is journaled with the lost
-   * holders and answered NotClaimable.
-   */
-  private Optional<ReplyEffect<Event, State>> holdersLost(
-      State state, Claim cmd, List<Event> read, Instant now) {
-    AttemptBudget budget = state.budgetAfterLeaseEnds();
-    int k = settings.quarantineAfterLosses();
-    if (budget.quarantines(k)) {
-      int inARow = budget.consecutiveLosses();
-      List<String> lost = inARow >= k ? budget.consecutivelyLost() : budget.silentHolders();
-      String reason =
-          truncate(
-              (inARow >= k
-                      ? "holder lost " + inARow + " times in a row ("
-                      : budget.silentRun().size()
-                          + " leases in a row ended without a word from their holders, "
-                          + (budget.silentRun().size() - inARow)
-                          + " of whom were found alive or spoke later (")
-                  + String.join(", ", lost)
-                  + "); quarantined until an operator retries it");
-      return Optional.of(
-          Effect()
-              .persist(
-                  with(
-                      read,
-                      new ItemQuarantined(
-                          state.token() + 1, reason, lost, leaseHolder(state), now)))
-              .thenReply(cmd.replyTo(), s -> new NotClaimable(Status.QUARANTINED, reason, null)));
-    }
-    int used = budget.used(state.attempt());
-    if (used >= cmd.maxAttempts()) {
-      List<String> lost = budget.lostHolders();
-      String reason =
-          truncate(
-              "holder lost "
-                  + lost.size()
-                  + " times"
-                  + (lost.isEmpty() ? "" : " (" + String.join(", ", lost) + ")")
-                  + "; attempts used up: "
-                  + used
-                  + " of "
-                  + cmd.maxAttempts());
-      return Optional.of(
-          Effect()
-              .persist(
-                  with(
-                      read,
-                      new AttemptsExhausted(
-                          state.token() + 1, reason, lost, leaseHolder(state), now)))
-              .thenReply(cmd.replyTo(), s -> new NotClaimable(Status.FAILED, reason, null)));
-    }
-    return Optional.empty();
-  }
-
-  /** The holder of the item's lease, live or lapsed; null when the item is not leased. */
-  private static String leaseHolder(State state) {
-    return state.status() == Status.LEASED ? state.owner() : null;
-  }
-
-  /** Why the item cannot be claimed now, if it cannot: not open, or someone holds it. */
-  private static Optional<Reply> claimRefusal(State state, Instant now) {
-    return switch (state.status()) {
-      case DONE, FAILED, CLOSED ->
-          Optional.of(new NotClaimable(state.status(), "item is " + state.status(), null));
-      case QUARANTINED ->
-          Optional.of(
-              new NotClaimable(
-                  Status.QUARANTINED, "item is QUARANTINED: " + state.lastError(), null));
-      case LEASED ->
-          state.leaseLiveAt(now)
-              ? Optional.of(new LeaseHeld(state.owner(), state.leaseExpiresAt(), state.token()))
-              : Optional.empty();
-      case PENDING ->
-          state.retryAt() != null && now.isBefore(state.retryAt())
-              ? Optional.of(
-                  new NotClaimable(Status.PENDING, "backing off after a failure", state.retryAt()))
-              : Optional.empty();
-    };
-  }
-
-  private ReplyEffect<Event, State> onRenew(State state, Renew cmd) {
-    Optional<Invalid> bad = requireLease(cmd.lease());
-    if (bad.isPresent()) {
-      return Effect().reply(cmd.replyTo(), bad.get());
-    }
-    Instant now = clock.instant();
-    Optional<String> stale = staleReason(state, cmd, now, LeaseRule.LIVE);
-    if (stale.isPresent()) {
-      return rejectStale(state, cmd, stale.get(), now);
-    }
-    // never shorten a lease: a late renewal must not cut the holder's time
-    Instant proposed = now.plus(cmd.lease());
-    Instant expiresAt =
-        proposed.isAfter(state.leaseExpiresAt()) ? proposed : state.leaseExpiresAt();
-    return Effect()
-        .persist(new LeaseRenewed(cmd.token(), expiresAt, now))
-        .thenReply(cmd.replyTo(), this::accepted);
-  }
-
-  private ReplyEffect<Event, State> onRecordEffect(State state, RecordEffect cmd) {
-    return recordEffect(state, cmd, cmd.outcome(), false);
-  }
-
-  private ReplyEffect<Event, State> onRecordEffectAndComplete(
-      State state, RecordEffectAndComplete cmd) {
-    return recordEffect(state, cmd, cmd.outcome(), true);
-  }
-
-  /**
-   * The effect record, alone or with the completion in the same write. invariant "one effect
-   * record": at most one effect record per item, and only under a live lease with the current
-   * token.
-   */
-  private ReplyEffect<Event, State> recordEffect(
-      State state, LeaseCommand cmd, EffectOutcome outcome, boolean complete) {
-    ActorRef<Reply> replyTo = cmd.replyTo();
-    long token = cmd.token();
-    if (outcome == null || outcome.kind() == null) {
-      return Effect().reply(replyTo, new Invalid("outcome", "outcome with a kind is required"));
-    }
-    Instant now = clock.instant();
-    Optional<String> stale = staleReason(state, cmd, now, LeaseRule.LIVE);
-    if (stale.isPresent()) {
-      return rejectStale(state, cmd, stale.get(), now);
-    }
-    if (state.effect() == EffectStatus.RECORDED) {
-      return Effect().reply(replyTo, new AlreadyRecorded(view(state)));
-    }
-    boolean reconciled = state.effect() == EffectStatus.AMBIGUOUS;
-    if (!complete) {
-      return Effect()
-          .persist(new EffectRecorded(token, outcome, reconciled, now))
-          .thenReply(replyTo, this::accepted);
-    }
-    int throttles = cmd instanceof RecordEffectAndComplete last ? last.throttles() : 0;
-    // one event, one journal row: the effect and the completion together (the audit shows both)
-    return Effect()
-        .persist(new ItemCompleted(token, outcome, reconciled, throttles, now))
-        .thenRun(done -> passivate.run())
-        .thenReply(replyTo, this::accepted);
-  }
-
-  private ReplyEffect<Event, State> onMarkAmbiguous(State state, MarkAmbiguous cmd) {
-    Instant now = clock.instant();
-    // the one command a holder whose lease lapsed may still send: it tells the truth
-    Optional<String> stale = staleReason(state, cmd, now, LeaseRule.MAY_HAVE_LAPSED);
-    if (stale.isPresent()) {
-      return rejectStale(state, cmd, stale.get(), now);
-    }
-    return Effect()
-        .persist(new MarkedAmbiguous(cmd.token(), truncate(cmd.reason()), now))
-        .thenReply(cmd.replyTo(), this::accepted);
-  }
-
-  private ReplyEffect<Event, State> onComplete(State state, Complete cmd) {
-    Instant now = clock.instant();
-    if (state.status() == Status.DONE
-        && state.token() == cmd.token()
-        && Objects.equals(cmd.workerId(), state.owner())) {
-      // a holder repeating its own completion (lost response) gets the same answer
-      return Effect().reply(cmd.replyTo(), accepted(state));
-    }
-    Optional<String> stale = staleReason(state, cmd, now, LeaseRule.LIVE);
-    if (stale.isPresent()) {
-      return rejectStale(state, cmd, stale.get(), now);
-    }
-    if (state.effect() != EffectStatus.RECORDED) {
-      return Effect()
-          .reply(
-              cmd.replyTo(),
-              new Invalid(
-                  "token",
-                  "cannot complete: no effect is recorded (effect is " + state.effect() + ")"));
-    }
-    return Effect()
-        .persist(new ItemCompleted(cmd.token(), null, false, 0, now))
-        .thenRun(done -> passivate.run())
-        .thenReply(cmd.replyTo(), this::accepted);
-  }
-
-  private ReplyEffect<Event, State> onFail(State state, Fail cmd) {
-    if (cmd.retryAfter() != null && cmd.retryAfter().isNegative()) {
-      return Effect()
-          .reply(cmd.replyTo(), new Invalid("retryAfter", "retryAfter must not be negative"));
-    }
-    Instant now = clock.instant();
-    // a lapsed lease cannot be failed clean: it ended without an outcome, so it stays ambiguous
-    Optional<String> stale = staleReason(state, cmd, now, LeaseRule.LIVE);
-    if (stale.isPresent()) {
-      return rejectStale(state, cmd, stale.get(), now);
-    }
-    boolean exhausted =
-        !cmd.retryable() || state.budget().used(state.attempt()) >= state.maxAttempts();
-    Instant retryAt =
-        exhausted || cmd.retryAfter() == null || cmd.retryAfter().isZero()
-            ? null
-            : now.plus(cmd.retryAfter());
-    return Effect()
-        .persist(
-            new AttemptFailed(
-                cmd.token(),
-                truncate(cmd.error()),
-                cmd.retryable(),
-                exhausted,
-                retryAt,
-                cmd.throttles(),
-                now))
-        .thenReply(cmd.replyTo(), this::accepted);
-  }
-
-  private ReplyEffect<Event, State> onRelease(State state, Release cmd) {
-    Instant now = clock.instant();
-    // nor released clean: only MarkAmbiguous is accepted after expiry
-    Optional<String> stale = staleReason(state, cmd, now, LeaseRule.LIVE);
-    if (stale.isPresent()) {
-      return rejectStale(state, cmd, stale.get(), now);
-    }
-    return Effect()
-        .persist(new LeaseReleased(cmd.token(), now))
-        .thenReply(cmd.replyTo(), this::accepted);
-  }
-
-  private ReplyEffect<Event, State> onClaimAbandoned(State state, ClaimAbandoned cmd) {
-    boolean grantedToIt =
-        state.status() == Status.LEASED
-            && state.owner().equals(cmd.workerId())
-            && !state.outcomeReported();
-    if (!grantedToIt) {
-      return Effect().reply(cmd.replyTo(), accepted(state));
-    }
-    return Effect()
-        .persist(new LeaseReleased(state.token(), clock.instant()))
-        .thenReply(cmd.replyTo(), this::accepted);
-  }
-
-  private ReplyEffect<Event, State> onClose(State state, Close cmd) {
-    if (state.status() == Status.DONE
-        || state.status() == Status.CLOSED
-        || state.status() == Status.QUARANTINED) {
-      // DONE stays DONE; closing twice is the same close; a QUARANTINED item has no holder to
-      // fence off and stays quarantined, so the run shows it until an operator retries it
-      return Effect().reply(cmd.replyTo(), accepted(state));
-    }
-    Instant now = clock.instant();
-    String abandonedOwner = leaseHolder(state);
-    return Effect()
-        .persist(
-            new ItemClosed(
-                state.token() + 1,
-                cmd.reason() == null ? "closed" : truncate(cmd.reason()),
-                abandonedOwner,
-                now))
-        .thenReply(cmd.replyTo(), this::accepted);
-  }
-
-  private ReplyEffect<Event, State> onReopen(State state, Reopen cmd) {
-    if (state.status() != Status.CLOSED && state.status() != Status.FAILED) {
-      return Effect().reply(cmd.replyTo(), accepted(state));
-    }
-    return Effect()
-        .persist(new ItemReopened(state.status(), clock.instant()))
-        .thenReply(cmd.replyTo(), this::accepted);
-  }
-
-  private ReplyEffect<Event, State> onRetry(State state, Retry cmd) {
-    if (state.status() != Status.FAILED && state.status() != Status.QUARANTINED) {
-      return Effect()
-          .reply(
-              cmd.replyTo(),
-              new Invalid(
-                  "status",
-                  "only a FAILED or QUARANTINED item can be retried; it is " + state.status()));
-    }
-    return Effect()
-        .persist(new RetryRequested(clock.instant()))
-        .thenReply(cmd.replyTo(), this::accepted);
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // Guards
-
-  /** Whether a command needs the lease to be live, or may come from a holder whose lease lapsed. */
-  private enum LeaseRule {
-    LIVE,
-    MAY_HAVE_LAPSED
-  }
-
-  /**
-   * Why a holder's command may not change the item, if it may not. Invariant "stale changes
-   * nothing": only the current token of a leased item counts, only from the worker that holds it,
-   * and for all but MarkAmbiguous only while the lease is live.
-   */
-  private static Optional<String> staleReason(
-      State state, LeaseCommand cmd, Instant now, LeaseRule rule) {
-    if (cmd.token() != state.token()) {
-      return Optional.of("token " + cmd.token() + " is not the current token " + state.token());
-    }
-    if (state.status() != Status.LEASED) {
-      return Optional.of("item is " + state.status() + ", not leased");
-    }
-    if (!state.owner().equals(cmd.workerId())) {
-      return Optional.of("token " + cmd.token() + " is not held by worker " + cmd.workerId());
-    }
-    if (rule == LeaseRule.LIVE && !state.leaseLiveAt(now)) {
-      return Optional.of("lease expired at " + state.leaseExpiresAt());
-    }
-    return Optional.empty();
-  }
-
-  /**
-   * Invariant "stale changes nothing": a command that lost is answered LeaseLost and audited (with
-   * the worker, the token it presented and the one that was current), and changes nothing else.
-   */
-  /**
-   * "Lost holders count": the silent holder of the lapsed lease this claim ends, if its node (the
-   * incarnation it claimed from) is still an Up member that everyone reaches. A node the item
-   * killed is unreachable or gone by the time its lease has lapsed; one that is alive was not
-   * killed.
-   */
-  private Optional<HolderNodeAlive> holderNodeAlive(State state, Instant now) {
-    return state
-        .silentHolder()
-        .filter(holder -> state.budget().heardLate() != state.token())
-        // a holder whose node is not known (a lease API worker, an older journal) counts as lost
-        .filter(holder -> state.ownerIncarnation() != 0)
-        .filter(holder -> holderNodes.alive(holder, state.ownerIncarnation()))
-        .map(holder -> new HolderNodeAlive(holder, state.token(), now));
-  }
-
-  private static List<Event> with(List<Event> first, Event last) {
-    if (first.isEmpty()) {
-      return List.of(last);
-    }
-    List<Event> all = new ArrayList<>(first);
-    all.add(last);
-    return all;
-  }
-
-  private ReplyEffect<Event, State> rejectStale(
-      State state, LeaseCommand cmd, String reason, Instant now) {
-    String command = cmd.getClass().getSimpleName();
-    StaleCommandRejected rejected =
-        new StaleCommandRejected(
-            command, truncate(cmd.workerId()), cmd.token(), state.token(), reason, now);
-    List<Event> events = new ArrayList<>(List.of(rejected));
-    lateHolder(state, cmd, now).ifPresent(events::add);
-    return Effect()
-        .persist(events)
-        .thenReply(cmd.replyTo(), s -> new LeaseLost(cmd.token(), state.token(), reason));
-  }
-
-  /**
-   * "Lost holders count" tells poison from bad luck here: a holder that sends a command after its
-   * lease lapsed was alive (paused past its lease, or cut off), so its node was not killed by the
-   * item. Before its lease is taken over, its silent end will not be a loss; after, it is a loss no
-   * more, and a QUARANTINED item whose quarantine no longer holds is PENDING again.
-   */
-  private Optional<Event> lateHolder(State state, LeaseCommand cmd, Instant now) {
-    AttemptBudget budget = state.budget();
-    if (state.status() == Status.LEASED
-        && cmd.token() == state.token()
-        && cmd.workerId().equals(state.owner())
-        && !state.leaseLiveAt(now)) {
-      return budget.heardLate() == cmd.token()
-          ? Optional.empty()
-          : Optional.of(new LateHolderHeard(state.owner(), cmd.token(), false, now));
-    }
-    return budget
-        .returned(cmd.workerId(), cmd.token())
-        .map(
-            after ->
-                new LateHolderHeard(
-                    truncate(cmd.workerId()),
-                    cmd.token(),
-                    state.status() == Status.QUARANTINED
-                        && !after.quarantines(settings.quarantineAfterLosses()),
-                    now));
-  }
-
-  /** A worker id is journaled and shown as it is: no control characters (the API refuses more). */
-  private static Optional<Invalid> requireWorker(String workerId) {
-    return workerId == null
-            || workerId.isBlank()
-            || workerId.length() > 200
-            || workerId.chars().anyMatch(Character::isISOControl)
-        ? Optional.of(
-            new Invalid("workerId", "workerId must be 1-200 characters, no control characters"))
-        : Optional.empty();
-  }
-
-  private Optional<Invalid> requireLease(Duration lease) {
-    if (lease == null || lease.isNegative() || lease.isZero()) {
-      return Optional.of(new Invalid("lease", "lease must be a positive duration"));
-    }
-    if (lease.compareTo(settings.maxLease()) > 0) {
-      return Optional.of(new Invalid("lease", "lease must not exceed " + settings.maxLease()));
-    }
-    return Optional.empty();
-  }
-
-  private Accepted accepted(State state) {
-    return new Accepted(view(state));
-  }
-
-  private ItemView view(State s) {
-    return ItemView.of(itemValue, idempotencyKey, s);
-  }
-
-  private static String truncate(String text) {
+  static String truncate(String text) {
     if (text == null) {
       return null;
     }
