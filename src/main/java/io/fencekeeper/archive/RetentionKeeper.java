@@ -112,6 +112,8 @@ public final class RetentionKeeper {
   private final ExecutorService thread;
   // when the next daily pass is due, by the node's clock; null: at the first check
   private Instant nextDaily;
+  // when the running daily pass started, by the node's clock: the next is due a day after
+  private Instant dailyStarted;
 
   private RetentionKeeper(ActorContext<Command> ctx, Dependencies deps) {
     this.ctx = ctx;
@@ -155,8 +157,8 @@ public final class RetentionKeeper {
   }
 
   /**
-   * The daily pass, when a day has passed by the node's clock since the last one (the first one
-   * comes at the first check). With retention off it only finishes what an earlier pass began.
+   * The daily pass, when a day has passed by the node's clock since the last one started (the first
+   * one comes at the first check). With retention off it only finishes what an earlier pass began.
    */
   private Behavior<Command> check() {
     Instant now = deps.clock().instant();
@@ -164,6 +166,7 @@ public final class RetentionKeeper {
       return Behaviors.same();
     }
     Instant cutoff = deps.settings().cutoff(now).orElse(null);
+    dailyStarted = now;
     ActorRef<Command> self = ctx.getSelf();
     thread.execute(
         () -> {
@@ -220,7 +223,9 @@ public final class RetentionKeeper {
       log.error("retention pass failed, next one in {}: {}", RETRY_AFTER_FAILURE, ended.failure());
       nextDaily = now.plus(RETRY_AFTER_FAILURE);
     } else if (ended.daily()) {
-      nextDaily = now.plus(Duration.ofDays(1));
+      // a day after the pass started, not after it ended: the runs that came due while it ran
+      // (a long pass, or a clock that moved on meanwhile) wait a day at most, never a day more
+      nextDaily = dailyStarted.plus(Duration.ofDays(1));
     }
     return idle();
   }

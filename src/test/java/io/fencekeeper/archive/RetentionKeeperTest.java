@@ -7,6 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.fencekeeper.testing.Await;
 import java.nio.file.Files;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -260,6 +263,48 @@ class RetentionKeeperTest {
   }
 
   /** The run is in run_record (the coordinator filed it): its scope id. */
+  /**
+   * The next daily pass is due a day after the last one started, not after it ended: a run that
+   * came due while a pass ran waits a day at most. Here the clock moves on while a pass is held in
+   * its last step (its VACUUM waits for a lock this test holds on {@code run_item}); measured from
+   * its end the next pass would be a day away, and the run that came due meanwhile would wait for
+   * it (a CI run of {@link #aRunResumedAfterItEndedPartialIsKeptFromItsLastEnd} once waited in vain
+   * so: its clock moved while the pass that had pruned another run was finishing).
+   */
+  @Test
+  void theNextDailyPassIsDueADayAfterTheLastStartedNotAfterItEnded() throws Exception {
+    NightProvider provider = new NightProvider();
+    try (RetentionTestNode node =
+        new RetentionTestNode(NIGHT, Map.of("keep-ended-runs-for", "30d"), provider, 4)) {
+      String early = node.createRun("nightly", "2026-11-29", RetentionTestNode.accounts("e", 2));
+      assertEquals("SUCCEEDED", node.awaitEnded(early).path("state").asText());
+      awaitFiled(node, early);
+      node.clock.jump(Duration.ofDays(20));
+      String late = node.createRun("nightly", "2026-12-19", RetentionTestNode.accounts("l", 2));
+      assertEquals("SUCCEEDED", node.awaitEnded(late).path("state").asText());
+      awaitFiled(node, late);
+
+      try (Connection lock =
+          DriverManager.getConnection(node.db.url(), node.db.user(), node.db.password())) {
+        lock.setAutoCommit(false);
+        try (Statement s = lock.createStatement()) {
+          // VACUUM takes this mode too, so the pass cannot end while this transaction is open
+          s.execute("LOCK TABLE run_item IN SHARE UPDATE EXCLUSIVE MODE");
+        }
+        // 31 days after the early run ended: a pass prunes it (the late one is 11 days old)
+        node.clock.jump(Duration.ofDays(11));
+        node.awaitPruned(early);
+        assertTrue(node.run(late).path("archive").isNull(), "ended 11 days ago: kept");
+        // while that pass is held: 31 days after the late run ended
+        node.clock.jump(Duration.ofDays(20));
+        lock.commit();
+      }
+
+      JsonNode pruned = node.awaitPruned(late);
+      assertEquals("SUCCEEDED", pruned.path("state").asText());
+    }
+  }
+
   static String awaitFiled(RetentionTestNode node, String runId) {
     return Await.until(
         Duration.ofSeconds(30),
