@@ -69,6 +69,10 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
 
   private record Written(List<ScopeRows.StatusWrite> batch, boolean ok) implements Command {}
 
+  /** A silent offer's item answered whether a lease on it still runs; null: it did not answer. */
+  private record OfferChecked(WorkQueue.Ref ref, Instant askedAt, WorkItem.Reply reply)
+      implements Command {}
+
   /**
    * What a node's dispatchers need from it; {@code workers}: this node's pool size (0: no pool,
    * only other nodes' pools and the lease API take its items).
@@ -164,6 +168,7 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
         .onMessage(Reopened.class, this::onReopened)
         .onMessage(QuarantineLookedUp.class, this::onQuarantineLookedUp)
         .onMessage(Written.class, this::onWritten)
+        .onMessage(OfferChecked.class, this::onOfferChecked)
         .onMessage(Tick.class, this::onTick)
         .build();
   }
@@ -428,8 +433,7 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
 
   private Behavior<ToDispatcher> onTick(Tick tick) {
     Instant now = deps.clock().instant();
-    // an offer outlives its lease only when the pool that took it is gone or stuck
-    queue.expireOffersBefore(now.minus(deps.lease()).minus(deps.offerGrace()));
+    checkSilentOffers(now);
     int lost = queue.expireOffersTo(member -> deps.shards().isUnreachable(member));
     if (lost > 0) {
       getContext()
@@ -445,6 +449,38 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
     }
     if (!stopping) {
       lookUpQuarantined(now);
+      serveDemand();
+    }
+    return this;
+  }
+
+  /**
+   * An offer not settled a lease and a grace after its pool took it is either an attempt that runs
+   * long (its worker renews the lease: it stays in flight, counted in the slice) or one whose pool
+   * is gone or stuck (nobody renews: it goes back to ready). Its item says which.
+   */
+  private void checkSilentOffers(Instant now) {
+    ActorRef<ToDispatcher> me = getContext().getSelf();
+    Instant silentSince = now.minus(deps.lease()).minus(deps.offerGrace());
+    for (WorkQueue.Ref ref : queue.silentSince(silentSince, now)) {
+      deps.items()
+          .get(ref.itemId())
+          .whenComplete((reply, failure) -> me.tell(new OfferChecked(ref, now, reply)));
+    }
+  }
+
+  private Behavior<ToDispatcher> onOfferChecked(OfferChecked checked) {
+    Instant now = deps.clock().instant();
+    int seq = checked.ref().seq();
+    if (checked.reply() instanceof WorkItem.Accepted a
+        && a.item().status() == WorkItem.Status.LEASED
+        && a.item().leaseExpiresAt() != null
+        && a.item().leaseExpiresAt().isAfter(now)) {
+      // renewed a lease before its expiry (by its host's clock, so never later than now here):
+      // asked again a lease and a grace after that
+      Instant renewedAt = a.item().leaseExpiresAt().minus(deps.lease());
+      queue.heardOf(seq, checked.askedAt(), renewedAt.isAfter(now) ? now : renewedAt);
+    } else if (queue.takeBack(seq, checked.askedAt())) {
       serveDemand();
     }
     return this;

@@ -27,8 +27,11 @@ final class WorkQueue {
 
   private record Parked(Instant until, Ref ref) {}
 
-  /** {@code member}: the node of the pool that took it. */
-  private record Offer(Ref ref, Instant at, Address member) {}
+  /**
+   * {@code member}: the node of the pool that took it; {@code heardAt}: when its holder last showed
+   * it still works on it (the offer, or the lease renewal its item last answered with).
+   */
+  private record Offer(Ref ref, Instant heardAt, Address member) {}
 
   private final StatusBoard board;
   private final ArrayDeque<Ref> ready = new ArrayDeque<>();
@@ -134,11 +137,44 @@ final class WorkQueue {
   }
 
   /**
-   * Offers made before {@code before} go back to ready: the pool that took them is gone or stuck,
-   * and the item's claim tells the truth when it is offered again.
+   * The offers not heard of since before {@code before}: the dispatcher asks their items whether a
+   * lease on them still runs. Each counts as heard of {@code now} until the item answers, so that
+   * it is asked once per silence, not once per tick.
    */
-  int expireOffersBefore(Instant before) {
-    return expireOffers(offer -> offer.at().isBefore(before));
+  List<Ref> silentSince(Instant before, Instant now) {
+    List<Ref> silent = new ArrayList<>();
+    for (var entry : offered.entrySet()) {
+      Offer offer = entry.getValue();
+      if (offer.heardAt().isBefore(before)) {
+        entry.setValue(new Offer(offer.ref(), now, offer.member()));
+        silent.add(offer.ref());
+      }
+    }
+    silent.sort(Comparator.comparingInt(Ref::seq));
+    return silent;
+  }
+
+  /**
+   * The item of offer {@code seq}, asked at {@code askedAt}, answered that its lease was renewed at
+   * {@code renewedAt}. Nothing changes when the offer asked about has settled meanwhile (a later
+   * offer of the same item is not the one asked about).
+   */
+  void heardOf(int seq, Instant askedAt, Instant renewedAt) {
+    offered.computeIfPresent(
+        seq,
+        (k, offer) ->
+            offer.heardAt().equals(askedAt)
+                ? new Offer(offer.ref(), renewedAt, offer.member())
+                : offer);
+  }
+
+  /**
+   * Offer {@code seq}, asked about at {@code askedAt}, goes back to ready: nobody renews its lease,
+   * so the pool that took it is gone or stuck, and the item's claim tells the truth when it is
+   * offered again.
+   */
+  boolean takeBack(int seq, Instant askedAt) {
+    return expireOffers(offer -> offer.ref().seq() == seq && offer.heardAt().equals(askedAt)) > 0;
   }
 
   private int expireOffers(Predicate<Offer> expired) {

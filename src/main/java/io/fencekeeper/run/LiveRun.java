@@ -38,6 +38,7 @@ final class LiveRun {
   private final Map<String, NodeRun> nodes = new TreeMap<>();
   private final Map<String, Integer> granted = new TreeMap<>();
   private final Map<Integer, DispatchProtocol.ShardTally> tallies = new HashMap<>();
+  private final OrphanPokes pokes = new OrphanPokes();
   private RunItemStore.ShardFigures shards;
   private Stopping stopping;
   private boolean sweeping;
@@ -103,6 +104,11 @@ final class LiveRun {
 
   Optional<RunItemStore.ShardFigures> shards() {
     return Optional.ofNullable(shards);
+  }
+
+  /** The asks that wake its orphan shards. */
+  OrphanPokes pokes() {
+    return pokes;
   }
 
   /**

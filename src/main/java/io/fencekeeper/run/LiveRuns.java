@@ -249,6 +249,7 @@ final class LiveRuns {
     String node = member.toString();
     if (agents.remove(node) != null || nodes.containsKey(node)) {
       gone(node);
+      runs.values().forEach(live -> live.pokes().forget());
       runs.values().forEach(this::pokeOrphans);
       assign();
     }
@@ -385,10 +386,8 @@ final class LiveRuns {
   /**
    * Wakes the shards with open items that no live node hosts (never allocated yet, or their node
    * was removed): asking one of their items allocates the shard on some node, whose dispatcher then
-   * pages it. Every second until a node reports hosting it, and at once when a member is removed: a
-   * poke that raced the removal (the shard still homed on the dead node, so the ask went nowhere)
-   * is repeated a second later, not after seconds in which the dead node's leases could be taken
-   * over. One ask per orphan shard per second, and only while a shard is an orphan.
+   * pages it. Checked every second until a node reports hosting it, and at once when a member is
+   * removed; {@link OrphanPokes} says which to ask: never one whose ask is still on its way.
    */
   private void pokeOrphans(LiveRun live) {
     Set<Integer> hosted = new HashSet<>();
@@ -400,11 +399,11 @@ final class LiveRuns {
     if (figures.isEmpty()) {
       return;
     }
-    for (int shard : live.orphans(hosted)) {
+    for (int shard : live.pokes().due(live.orphans(hosted), deps.clock().instant())) {
       var first = figures.get().firstItems().get(shard);
       if (first != null) {
         ItemId item = live.record().itemId(first.accountId(), first.cursor());
-        deps.items().get(item);
+        live.pokes().asked(shard, deps.items().get(item).toCompletableFuture());
       }
     }
   }

@@ -1,12 +1,15 @@
 package io.fencekeeper.dispatch;
 
+import static io.fencekeeper.testing.ScriptedItems.GET;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.ConfigFactory;
 import io.fencekeeper.item.ItemShards;
+import io.fencekeeper.item.ItemView;
 import io.fencekeeper.item.WorkItem;
+import io.fencekeeper.item.WorkItem.EffectStatus;
 import io.fencekeeper.testing.Await;
 import io.fencekeeper.testing.ScriptedItems;
 import io.fencekeeper.worker.AttemptResult;
@@ -57,6 +60,7 @@ class NodeDispatcherTest {
   final ScriptedItems items = new ScriptedItems();
   final ReportLog reports = new ReportLog(rows);
   TestProbe<WorkBatch> pool;
+  Duration lease = LEASE;
 
   @BeforeAll
   static void startNode() {
@@ -117,8 +121,8 @@ class NodeDispatcherTest {
             items,
             new ItemShards(100),
             blocking,
-            LEASE,
-            Duration.ofSeconds(5),
+            lease,
+            lease.dividedBy(6),
             workers);
     return testKit.spawn(
         NodeDispatcher.create(
@@ -216,6 +220,48 @@ class NodeDispatcherTest {
         List.of(3, 4),
         seqs(pool.expectMessageClass(WorkBatch.class, WITHIN)),
         "a larger slice serves the waiting request");
+  }
+
+  @Test
+  void anAttemptLongerThanItsLeaseStaysInFlightWhileItsWorkerRenewsAndComesBackOnceNobodyDoes() {
+    lease = Duration.ofSeconds(1); // an offer is silent after 1.2 s
+    rows.add(1, 0, 1);
+    ActorRef<ToDispatcher> dispatcher = dispatcher(2, 1, Set.of(1));
+    WorkOffer first = ask(dispatcher, 1).offers().get(0);
+    // its worker renews: the item answers a lease that runs a second from now
+    items.answerNow(GET, item -> leased(item, Instant.now().plus(lease)));
+    dispatcher.tell(new RequestWork(1, pool.getRef())); // waits: the slice of 1 is taken
+
+    Await.until(
+        WITHIN,
+        "the silent offer's item asked about twice (kept in flight after the first answer)",
+        () -> items.commandsTo(first.itemId()).stream().filter(c -> c.name().equals(GET)).count(),
+        gets -> gets >= 2);
+    pool.expectNoMessage(Duration.ofMillis(100));
+    assertEquals(1, reports.latest().orElseThrow().inFlight(), "still counted in the slice");
+
+    // its worker stopped renewing: the lease ran out, the offer comes back and is offered first
+    items.answerNow(GET, item -> leased(item, Instant.now().minusSeconds(1)));
+    assertEquals(List.of(first.seq()), seqs(pool.expectMessageClass(WorkBatch.class, WITHIN)));
+  }
+
+  static WorkItem.Reply leased(io.fencekeeper.item.ItemId item, Instant expiresAt) {
+    ItemView leased = ScriptedItems.view(item, WorkItem.Status.LEASED, 1, EffectStatus.NONE);
+    return new WorkItem.Accepted(
+        new ItemView(
+            leased.itemId(),
+            leased.status(),
+            leased.owner(),
+            leased.token(),
+            expiresAt,
+            leased.attempt(),
+            leased.maxAttempts(),
+            leased.effect(),
+            leased.effectOutcome(),
+            leased.lastError(),
+            leased.closedReason(),
+            leased.retryAt(),
+            leased.idempotencyKey()));
   }
 
   @Test

@@ -132,33 +132,76 @@ class WorkQueueTest {
   }
 
   @Test
-  void expireOffersBeforeReturnsOnlyStillOfferedItemsToReady() {
+  void offersSilentSinceACutoffAreNamedOnceUntilTheirItemsAnswer() {
     readyAll(0, 1, 2, 3);
     take(3, T);
     take(1, T.plusSeconds(10));
-    board.settle(1, StatusBoard.DONE); // settled while its offer was out
+    board.settle(1, StatusBoard.DONE);
+    queue.settle(1); // its report came back
 
-    int expired = queue.expireOffersBefore(T.plusSeconds(5));
-
-    assertEquals(2, expired);
-    assertEquals(1, queue.inFlight(), "the offer made at T+10s is still out");
-    assertEquals(StatusBoard.DONE, board.get(1));
-    assertEquals(StatusBoard.OFFERED, board.get(3));
-    assertEquals(List.of(0, 2), seqs(take(10, T.plusSeconds(6))));
-    assertEquals(Optional.empty(), queue.settle(1), "the expired offer of a settled item is gone");
+    assertEquals(List.of(0, 2), seqs(queue.silentSince(T.plusSeconds(5), T.plusSeconds(6))));
+    assertEquals(
+        List.of(),
+        seqs(queue.silentSince(T.plusSeconds(5), T.plusSeconds(7))),
+        "asked once: not named again at the next tick while the answer is on its way");
+    assertEquals(3, queue.inFlight(), "asking takes nothing back");
   }
 
   @Test
-  void anOfferMadeExactlyAtTheCutoffDoesNotExpire() {
+  void anOfferMadeExactlyAtTheCutoffIsNotSilent() {
     readyAll(0);
     take(1, T);
 
-    assertEquals(0, queue.expireOffersBefore(T));
-    assertEquals(1, queue.inFlight());
+    assertEquals(List.of(), queue.silentSince(T, T.plusSeconds(1)));
   }
 
   @Test
-  void inFlightCountsOffersUntilTheySettleOrExpire() {
+  void anOfferWhoseLeaseIsRenewedStaysInFlightAndIsAskedAboutAgainAfterTheRenewal() {
+    readyAll(0);
+    take(1, T);
+    Instant askedAt = T.plusSeconds(36);
+    assertEquals(List.of(0), seqs(queue.silentSince(T.plusSeconds(35), askedAt)));
+
+    queue.heardOf(0, askedAt, T.plusSeconds(30)); // its worker renewed the lease at T+30s
+
+    assertEquals(1, queue.inFlight());
+    assertEquals(StatusBoard.OFFERED, board.get(0));
+    assertEquals(List.of(), seqs(queue.silentSince(T.plusSeconds(30), T.plusSeconds(60))));
+    assertEquals(List.of(0), seqs(queue.silentSince(T.plusSeconds(31), T.plusSeconds(66))));
+  }
+
+  @Test
+  void anOfferNobodyRenewsGoesBackToReadyAheadOfTheRest() {
+    readyAll(0, 1, 2);
+    take(1, T);
+    Instant askedAt = T.plusSeconds(36);
+    queue.silentSince(T.plusSeconds(35), askedAt);
+
+    assertTrue(queue.takeBack(0, askedAt));
+
+    assertEquals(0, queue.inFlight());
+    assertEquals(List.of(0, 1, 2), seqs(take(10, T.plusSeconds(37))));
+  }
+
+  @Test
+  void anAnswerAboutAnOfferThatSettledMeanwhileLeavesTheItemsNextOfferAlone() {
+    readyAll(0);
+    take(1, T);
+    Instant askedAt = T.plusSeconds(36);
+    queue.silentSince(T.plusSeconds(35), askedAt);
+    queue.settle(0); // the attempt ended (lease lost), and the item is offered again
+    queue.ready(ref(0));
+    take(1, T.plusSeconds(37));
+
+    assertFalse(queue.takeBack(0, askedAt), "the answer was about the first offer");
+    queue.heardOf(0, askedAt, T);
+
+    assertEquals(1, queue.inFlight());
+    assertEquals(List.of(), seqs(queue.silentSince(T.plusSeconds(35), T.plusSeconds(38))));
+  }
+
+  @Test
+  void inFlightCountsOffersUntilTheySettleOrAreTakenBack() {
     assertEquals(0, queue.inFlight());
     readyAll(0, 1, 2);
     take(3, T);
@@ -167,8 +210,8 @@ class WorkQueueTest {
     queue.settle(0);
     assertEquals(2, queue.inFlight());
 
-    queue.expireOffersBefore(T.plusSeconds(1));
-    assertEquals(0, queue.inFlight());
+    queue.takeBack(1, T);
+    assertEquals(1, queue.inFlight());
   }
 
   @Test
@@ -208,17 +251,19 @@ class WorkQueueTest {
     queue.releaseDue(T.plus(Duration.ofMinutes(5)));
     take(1, T.plus(Duration.ofMinutes(5)));
 
-    assertEquals(0, queue.expireOffersBefore(T.plus(Duration.ofMinutes(4))));
-    assertEquals(1, queue.expireOffersBefore(T.plus(Duration.ofMinutes(6))));
+    Instant later = T.plus(Duration.ofMinutes(7));
+    assertEquals(List.of(), queue.silentSince(T.plus(Duration.ofMinutes(4)), later));
+    assertEquals(List.of(0), seqs(queue.silentSince(T.plus(Duration.ofMinutes(6)), later)));
   }
 
   @Test
-  void expiredOffersGoAheadOfItemsNeverTried() {
+  void offersTakenBackGoAheadOfItemsNeverTried() {
     readyAll(0, 1);
     take(2, T); // offered to a pool that then died
     readyAll(2, 3, 4); // the rest of the backlog, paged in
 
-    queue.expireOffersBefore(T.plusSeconds(10));
+    queue.takeBack(1, T);
+    queue.takeBack(0, T);
 
     assertEquals(List.of(0, 1, 2), seqs(take(3, T.plusSeconds(10))));
   }
