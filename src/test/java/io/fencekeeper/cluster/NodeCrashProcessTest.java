@@ -103,7 +103,7 @@ class NodeCrashProcessTest {
           "NODE DEATH (%s, kill -9): rate before %.1f/s, 0-5 s after %.1f/s (%.0f%%), 5-10 s"
               + " after %.1f/s (%.0f%%); %d leases of the killed node claimed again, the last"
               + " %.1f s after the kill (lease %d s, acceptable-heartbeat-pause %s, stable-after %s);"
-              + " run %s, effects-per-key %s; completions per second from 3 s before: %s;"
+              + " run %s, effects-per-key %s; completions per second from 3 s before: %s, leases granted: %s;"
               + " stopped holding %d leases at stop %d%n",
           what,
           before,
@@ -120,6 +120,7 @@ class NodeCrashProcessTest {
           ended.state(),
           histogram,
           timeline.perSecond(killedAt.minusSeconds(3), 15),
+          timeline.grantsPerSecond(killedAt.minusSeconds(3), 15),
           stop.held().size(),
           stop.tries());
       // a loose guard against a takeover that waits for something other than the lease (minutes,
@@ -132,21 +133,23 @@ class NodeCrashProcessTest {
    * When items completed, and when the killed node's leases were claimed again, per the journal
    * (one query for the run's items, not one audit read per item).
    */
-  record Timeline(List<Instant> completions, List<Instant> victimTakeovers) {
+  record Timeline(List<Instant> completions, List<Instant> grants, List<Instant> victimTakeovers) {
 
     static Timeline read(JournalTimeline journal, String victim) {
       List<Instant> completions = new ArrayList<>();
+      List<Instant> grants = new ArrayList<>();
       List<Instant> takeovers = new ArrayList<>();
       for (JournalTimeline.Row row : journal.rows()) {
         if (row.event() instanceof WorkItem.ItemCompleted done) {
           completions.add(done.at());
-        } else if (row.event() instanceof WorkItem.LeaseGranted granted
-            && granted.previousOwner() != null
-            && nodeOf(granted.previousOwner()).equals(victim)) {
-          takeovers.add(granted.at());
+        } else if (row.event() instanceof WorkItem.LeaseGranted granted) {
+          grants.add(granted.at());
+          if (granted.previousOwner() != null && nodeOf(granted.previousOwner()).equals(victim)) {
+            takeovers.add(granted.at());
+          }
         }
       }
-      return new Timeline(completions, takeovers);
+      return new Timeline(completions, grants, takeovers);
     }
 
     /** Items completed per second in [from, to). */
@@ -157,12 +160,20 @@ class NodeCrashProcessTest {
 
     /** Completions in each of {@code seconds} one-second windows from {@code from}. */
     List<Long> perSecond(Instant from, int seconds) {
+      return perSecond(completions, from, seconds);
+    }
+
+    /** Leases granted (claims and takeovers) in each of those windows. */
+    List<Long> grantsPerSecond(Instant from, int seconds) {
+      return perSecond(grants, from, seconds);
+    }
+
+    static List<Long> perSecond(List<Instant> events, Instant from, int seconds) {
       List<Long> counts = new ArrayList<>();
       for (int i = 0; i < seconds; i++) {
         Instant start = from.plusSeconds(i);
         Instant end = start.plusSeconds(1);
-        counts.add(
-            completions.stream().filter(at -> !at.isBefore(start) && at.isBefore(end)).count());
+        counts.add(events.stream().filter(at -> !at.isBefore(start) && at.isBefore(end)).count());
       }
       return counts;
     }
