@@ -139,7 +139,11 @@ public final class DispatchAgent {
         if (child == null) {
           start(assignment);
         } else {
-          child.ref().tell(new NodeDispatcher.Assigned(assignment.slice(), assignment.stopping()));
+          child
+              .ref()
+              .tell(
+                  new NodeDispatcher.Assigned(
+                      assignment.slice(), assignment.stopping(), assignment.lostLeases()));
         }
       }
       assigned = listed;

@@ -9,7 +9,8 @@ import org.apache.pekko.actor.typed.receptionist.ServiceKey;
  * What the run coordinator and each node's {@link DispatchAgent} say to each other (docs/design.md,
  * "Dispatch on every node"): the coordinator hands every node the runs to dispatch with the node's
  * slice of each run's cap; each node reports once a second what it dispatched, per shard it hosts.
- * Nothing here is per item: a run of a million items costs these two messages per node and second.
+ * Nothing here grows with the run: a run of a million items costs these two messages per node and
+ * second, and the only items named are the ones in flight (at most a slice).
  */
 public final class DispatchProtocol {
 
@@ -34,9 +35,18 @@ public final class DispatchProtocol {
    * One run for one node: at most {@code slice} of its items in flight from this node's dispatcher
    * (the slices of all nodes add up to at most the run's cap), or {@link #KEEP_SLICE}: the slice it
    * has (a coordinator that just started and does not know the slices yet); {@code stopping}: hand
-   * nothing more out, the coordinator closes what is open.
+   * nothing more out, the coordinator closes what is open. {@code lostLeases}: the items (by seq)
+   * that a node removed from the cluster last reported in flight from its own shards, until every
+   * shard it hosted has a new host: whichever node their shards arrive at offers them first, so
+   * that their leases are taken over when they end and not after the rest of the shards' items.
    */
-  public record Assignment(RunWork run, int slice, boolean stopping) implements CborSerializable {}
+  public record Assignment(RunWork run, int slice, boolean stopping, List<Integer> lostLeases)
+      implements CborSerializable {
+
+    public Assignment {
+      lostLeases = lostLeases == null ? List.of() : List.copyOf(lostLeases);
+    }
+  }
 
   /** An {@link Assignment}'s slice that leaves the node's slice as it is (0 for a new one). */
   public static final int KEEP_SLICE = -1;
@@ -63,9 +73,10 @@ public final class DispatchProtocol {
   /**
    * What one node's dispatcher of a run reports: the slice it applies, its items in flight, how
    * many more it could put in flight now ({@code demand}), its completion rate, the age of its
-   * oldest waiting item, whether every hosted shard is paged in ({@code allPaged}), and the tally
-   * of each hosted shard. The statuses behind the tallies are written to {@code run_item} before
-   * the report is sent.
+   * oldest waiting item, whether every hosted shard is paged in ({@code allPaged}), the tally of
+   * each hosted shard, and the seqs of its items in flight ({@code inFlightSeqs}: at most its
+   * slice; if the node is lost, these are the leases a takeover waits for). The statuses behind the
+   * tallies are written to {@code run_item} before the report is sent.
    */
   public record RunReport(
       String runId,
@@ -76,8 +87,14 @@ public final class DispatchProtocol {
       double itemsPerSecond,
       double backlogAgeSeconds,
       boolean allPaged,
-      List<ShardTally> shards)
-      implements CborSerializable {}
+      List<ShardTally> shards,
+      List<Integer> inFlightSeqs)
+      implements CborSerializable {
+
+    public RunReport {
+      inFlightSeqs = inFlightSeqs == null ? List.of() : List.copyOf(inFlightSeqs);
+    }
+  }
 
   /** How many of a run's items in one shard are DONE, FAILED, CLOSED and QUARANTINED. */
   public record ShardTally(int shard, long done, long failed, long closed, long quarantined)

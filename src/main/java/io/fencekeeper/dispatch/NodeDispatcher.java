@@ -47,11 +47,21 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
   /** Reports (and status writes) every this many ticks: once a second. */
   static final int REPORT_EVERY_TICKS = 4;
 
+  /**
+   * Parked items due within this count in the demand a report states: a slice follows a report by a
+   * report and the coordinator's next second, so an item whose wait ends (a taken-over lease, a
+   * retry) finds a slice to go out in, not a slice of 0 given while it waited.
+   */
+  static final Duration DEMAND_AHEAD = Duration.ofSeconds(2);
+
   /** The dispatcher's own messages; pools speak {@link WorkProtocol}. */
   public sealed interface Command extends ToDispatcher {}
 
-  /** From the agent: this node's slice of the run's cap, and whether the run is stopping. */
-  record Assigned(int slice, boolean stopping) implements Command {}
+  /**
+   * From the agent: this node's slice of the run's cap, whether the run is stopping, and the items
+   * whose leases a lost node held ({@link DispatchProtocol.Assignment#lostLeases}).
+   */
+  record Assigned(int slice, boolean stopping, List<Integer> lostLeases) implements Command {}
 
   /** From the agent: the item shards this node hosts now (null: not read yet). */
   record Hosted(Set<Integer> shards) implements Command {}
@@ -139,6 +149,7 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
     this.self = Cluster.get(ctx.getSystem()).selfMember().address();
     this.leavingPools = new LeavingPools(Cluster.get(ctx.getSystem()));
     this.slice = Math.max(0, first.slice());
+    items.lostLeases(first.lostLeases());
     var receptionist = ctx.getSystem().receptionist();
     receptionist.tell(Receptionist.register(WorkProtocol.SERVICE_KEY, ctx.getSelf()));
     receptionist.tell(Receptionist.register(WorkProtocol.serviceKeyOf(run.runId()), ctx.getSelf()));
@@ -179,6 +190,7 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
     if (assigned.slice() != DispatchProtocol.KEEP_SLICE) {
       slice = assigned.slice();
     }
+    items.lostLeases(assigned.lostLeases());
     if (assigned.stopping() && !stopping) {
       beginStop();
     }
@@ -197,6 +209,7 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
     hosted = Set.copyOf(now.shards());
     paging.hosted(hosted);
     queue.dropShards(hosted::contains);
+    queueArrivals();
     loadMore();
     serveDemand();
     return this;
@@ -346,12 +359,21 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
     boolean arrived = paging.arrived(page.shard());
     paging.loaded(page.shard(), page.rows(), PAGE);
     if (stopping || hosted == null || !hosted.contains(page.shard())) {
+      queueArrivals();
       loadMore(); // the shard left while its page was read: its new host pages it
       return this;
     }
     items.intake(run, page.shard(), page.rows(), arrived).forEach(this::reopen);
+    queueArrivals();
     serveDemand();
     return this;
+  }
+
+  /** Once no arrived shard waits to be paged, the arrivals' open items are queued. */
+  private void queueArrivals() {
+    if (!paging.hasArrivals()) {
+      items.arrivalsPaged(this::keeps);
+    }
   }
 
   /** A resumed run reopens what the deadline closed; DONE items are never redone. */
@@ -530,7 +552,8 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
 
   DispatchProtocol.RunReport runReport() {
     int inFlight = queue.inFlight();
-    int more = queue.readyCount() + (paging.allPaged() ? 0 : LOW_WATER);
+    Instant soon = deps.clock().instant().plus(DEMAND_AHEAD);
+    int more = queue.readyCount() + queue.parkedDueBy(soon) + (paging.allPaged() ? 0 : LOW_WATER);
     int wanted = inFlight + more;
     int demandNow = deps.workers() > 0 ? Math.min(deps.workers(), wanted) : wanted;
     return new DispatchProtocol.RunReport(
@@ -542,7 +565,8 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
         meter.itemsPerSecond(),
         backlogAgeSeconds(deps.clock().instant()),
         hosted != null && paging.allPaged() && !loading,
-        items.tallies(shard -> hosted != null && hosted.contains(shard)));
+        items.tallies(shard -> hosted != null && hosted.contains(shard)),
+        queue.inFlightSeqs());
   }
 
   /** The age of the oldest item that is neither done nor leased, as far as memory shows it. */

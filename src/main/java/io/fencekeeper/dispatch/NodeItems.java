@@ -4,8 +4,10 @@ import io.fencekeeper.worker.AttemptResult;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.IntPredicate;
 import java.util.function.Predicate;
 
@@ -28,6 +30,15 @@ final class NodeItems {
   final ShardTallies tallies;
   final QuarantinedItems quarantined;
 
+  // items whose leases a lost node held, not paged in here yet: offered first if their shard comes
+  private final Set<Integer> lostLeases = new HashSet<>();
+
+  // the open items of shards that arrived, held until every arrival is paged in (a page is a few
+  // milliseconds): then queued ahead of the backlog in the order their leases are likely to be due
+  private final List<WorkQueue.Ref> arrivedLeased = new ArrayList<>();
+  private final List<WorkQueue.Ref> arrivedWorkedOn = new ArrayList<>();
+  private final List<WorkQueue.Ref> arrivedUntouched = new ArrayList<>();
+
   NodeItems(int count) {
     this.board = new StatusBoard(count);
     this.queue = new WorkQueue(board);
@@ -35,17 +46,27 @@ final class NodeItems {
     this.quarantined = new QuarantinedItems(board);
   }
 
+  /** Items (by seq) whose leases a node that was removed held; their shards arrive later. */
+  void lostLeases(List<Integer> seqs) {
+    lostLeases.addAll(seqs);
+  }
+
   /**
    * A page of a hosted shard's rows: an item whose cached status is DONE or FAILED is settled (no
-   * write back), the others are queued (ahead of the rest when the shard {@code arrived} from a
-   * node that left: its takeovers may be due). Answers the items to reopen first: all open ones of
-   * a resumed run, and the ones the deadline CLOSED.
+   * write back), the others are queued. When the shard {@code arrived} from a node that left, its
+   * open items are held for {@link #arrivalsPaged}, since its old node's leases among them are due
+   * for a takeover. Answers the items to reopen first: all open ones of a resumed run, and the ones
+   * the deadline CLOSED.
    */
   List<WorkQueue.Ref> intake(RunWork run, int shard, List<ScopeRows.Row> rows, boolean arrived) {
     List<WorkQueue.Ref> reopen = new ArrayList<>();
+    List<WorkQueue.Ref> leased = new ArrayList<>();
     List<WorkQueue.Ref> first = new ArrayList<>();
+    boolean workedOn = false;
     for (ScopeRows.Row row : rows) {
+      workedOn |= row.status() == ScopeRows.DONE || row.status() == ScopeRows.FAILED;
       int seq = row.seq();
+      boolean lostLease = lostLeases.remove(seq);
       tallies.place(seq, shard);
       if (board.get(seq) != StatusBoard.READY) {
         continue; // known already: in flight, waiting, or settled
@@ -58,14 +79,38 @@ final class NodeItems {
         reopen.add(ref);
       } else if (row.status() == ScopeRows.FAILED) {
         settle(seq, StatusBoard.FAILED, false);
+      } else if (arrived && lostLease) {
+        leased.add(ref);
       } else if (arrived) {
         first.add(ref);
       } else {
         queue.ready(ref);
       }
     }
-    queue.readyFirst(first);
+    arrivedLeased.addAll(leased);
+    (workedOn ? arrivedWorkedOn : arrivedUntouched).addAll(first);
     return reopen;
+  }
+
+  /**
+   * Every shard that arrived is paged in: their open items go ahead of the backlog. First the ones
+   * whose leases the lost node last reported, then the open items of the shards it had settled some
+   * of (it was working on them: the items it held when it was lost are among their first open ones,
+   * reported or not), then the shards it had not settled any of. A leased item is claimed early
+   * that way, told how long its lease still runs, and taken over when it ends, not after the rest
+   * of the arrivals. Items whose shard no longer stays here are left READY on the board.
+   */
+  void arrivalsPaged(Predicate<WorkQueue.Ref> keep) {
+    List<WorkQueue.Ref> arrivals = new ArrayList<>(arrivedLeased);
+    arrivals.addAll(arrivedWorkedOn);
+    arrivals.addAll(arrivedUntouched);
+    arrivedLeased.clear();
+    arrivedWorkedOn.clear();
+    arrivedUntouched.clear();
+    queue.readyFirst(
+        arrivals.stream()
+            .filter(ref -> board.get(ref.seq()) == StatusBoard.READY && keep.test(ref))
+            .toList());
   }
 
   /** A reopened item answered: DONE stays done; otherwise it is handed out, the claim decides. */

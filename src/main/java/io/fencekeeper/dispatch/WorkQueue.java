@@ -200,6 +200,11 @@ final class WorkQueue {
     return offer == null ? Optional.empty() : Optional.of(offer.ref());
   }
 
+  /** The seqs of the items in flight from this dispatcher, in order. */
+  List<Integer> inFlightSeqs() {
+    return offered.keySet().stream().sorted().toList();
+  }
+
   /** Offered and not settled: the run's items in flight from this dispatcher. */
   int inFlight() {
     return offered.size();
@@ -211,6 +216,17 @@ final class WorkQueue {
 
   boolean hasReady() {
     return !ready.isEmpty();
+  }
+
+  /** How many parked items are due by {@code by}. */
+  int parkedDueBy(Instant by) {
+    int due = 0;
+    for (Parked p : parked) {
+      if (!p.until().isAfter(by)) {
+        due++;
+      }
+    }
+    return due;
   }
 
   /** Whether anything is parked until a time. */

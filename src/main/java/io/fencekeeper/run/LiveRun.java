@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.function.Predicate;
 
 /**
@@ -39,6 +40,7 @@ final class LiveRun {
   private final Map<String, Integer> granted = new TreeMap<>();
   private final Map<Integer, DispatchProtocol.ShardTally> tallies = new HashMap<>();
   private final OrphanPokes pokes = new OrphanPokes();
+  private final Set<Integer> lostLeases = new TreeSet<>();
   private RunItemStore.ShardFigures shards;
   private Stopping stopping;
   private boolean sweeping;
@@ -148,10 +150,24 @@ final class LiveRun {
 
   /**
    * A node left the cluster: it dispatches nothing more; its shards' tallies stay until re-sent.
+   * What it last reported in flight are the leases its shards' next hosts take over first.
    */
   void nodeGone(String node) {
-    nodes.remove(node);
+    NodeRun last = nodes.remove(node);
+    if (last != null) {
+      lostLeases.addAll(last.report().inFlightSeqs());
+    }
     granted.remove(node);
+  }
+
+  /** The items whose leases removed nodes held, until every shard has a live host again. */
+  List<Integer> lostLeases() {
+    return List.copyOf(lostLeases);
+  }
+
+  /** Every shard with open items has a live host: the lost leases are with them now. */
+  void orphansAdopted() {
+    lostLeases.clear();
   }
 
   boolean hasReportFrom(String node) {

@@ -366,7 +366,8 @@ final class LiveRuns {
                 new DispatchProtocol.Assignment(
                     live.work(),
                     slices.getOrDefault(node, DispatchProtocol.KEEP_SLICE),
-                    live.stopping() != null));
+                    live.stopping() != null,
+                    live.lostLeases()));
       }
     }
     byNode.forEach(
@@ -399,7 +400,11 @@ final class LiveRuns {
     if (figures.isEmpty()) {
       return;
     }
-    for (int shard : live.pokes().due(live.orphans(hosted), deps.clock().instant())) {
+    List<Integer> orphans = live.orphans(hosted);
+    if (orphans.isEmpty()) {
+      live.orphansAdopted();
+    }
+    for (int shard : live.pokes().due(orphans, deps.clock().instant())) {
       var first = figures.get().firstItems().get(shard);
       if (first != null) {
         ItemId item = live.record().itemId(first.accountId(), first.cursor());

@@ -147,7 +147,7 @@ class DispatchAgentTest {
   static void assign(TestProbe<DispatchProtocol.NodeReport> reports, RunWork... runs) {
     List<DispatchProtocol.Assignment> assignments = new ArrayList<>();
     for (RunWork run : runs) {
-      assignments.add(new DispatchProtocol.Assignment(run, 4, false));
+      assignments.add(new DispatchProtocol.Assignment(run, 4, false, List.of()));
     }
     agent.tell(new DispatchProtocol.Assignments(assignments, reports.getRef()));
   }

@@ -11,6 +11,7 @@ import io.fencekeeper.item.ItemView;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.item.WorkItem.EffectStatus;
 import io.fencekeeper.testing.Await;
+import io.fencekeeper.testing.ManualClock;
 import io.fencekeeper.testing.ScriptedItems;
 import io.fencekeeper.worker.AttemptResult;
 import io.fencekeeper.worker.WorkProtocol.RequestWork;
@@ -61,6 +62,7 @@ class NodeDispatcherTest {
   final ReportLog reports = new ReportLog(rows);
   TestProbe<WorkBatch> pool;
   Duration lease = LEASE;
+  Clock clock = Clock.systemUTC();
 
   @BeforeAll
   static void startNode() {
@@ -116,17 +118,14 @@ class NodeDispatcherTest {
                 }));
     NodeDispatcher.Dependencies deps =
         new NodeDispatcher.Dependencies(
-            Clock.systemUTC(),
-            rows,
-            items,
-            new ItemShards(100),
-            blocking,
-            lease,
-            lease.dividedBy(6),
-            workers);
+            clock, rows, items, new ItemShards(100), blocking, lease, lease.dividedBy(6), workers);
     return testKit.spawn(
         NodeDispatcher.create(
-            run, new DispatchProtocol.Assignment(run, slice, false), hosted, deps, reportTo));
+            run,
+            new DispatchProtocol.Assignment(run, slice, false, List.of()),
+            hosted,
+            deps,
+            reportTo));
   }
 
   ActorRef<ToDispatcher> dispatcher(int items, int slice, Set<Integer> hosted) {
@@ -215,7 +214,7 @@ class NodeDispatcherTest {
     assertEquals(List.of(2), seqs(pool.expectMessageClass(WorkBatch.class, WITHIN)));
 
     dispatcher.tell(new RequestWork(10, pool.getRef()));
-    dispatcher.tell(new NodeDispatcher.Assigned(4, false));
+    dispatcher.tell(new NodeDispatcher.Assigned(4, false, List.of()));
     assertEquals(
         List.of(3, 4),
         seqs(pool.expectMessageClass(WorkBatch.class, WITHIN)),
@@ -272,7 +271,7 @@ class NodeDispatcherTest {
     awaitPaged(1, 2);
 
     dispatcher.tell(new NodeDispatcher.Hosted(Set.of(1)));
-    dispatcher.tell(new NodeDispatcher.Assigned(10, false));
+    dispatcher.tell(new NodeDispatcher.Assigned(10, false, List.of()));
 
     assertEquals(List.of(0, 1, 2), seqs(ask(dispatcher, 10)));
     assertTrue(ask(dispatcher, 10).dry(), "shard 2's items went with it");
@@ -292,12 +291,64 @@ class NodeDispatcherTest {
 
     dispatcher.tell(new NodeDispatcher.Hosted(Set.of(1, 2)));
     awaitPaged(1, 2);
-    dispatcher.tell(new NodeDispatcher.Assigned(10, false));
+    dispatcher.tell(new NodeDispatcher.Assigned(10, false, List.of()));
 
     assertEquals(
         List.of(3, 4, 0, 1, 2),
         seqs(ask(dispatcher, 10)),
         "its old node's leases may be due: its items go ahead of the backlog");
+  }
+
+  @Test
+  void aShardThatArrivesFromALostNodeOffersTheLeasesThatNodeHeldFirst() {
+    rows.add(1, 0, 1, 2);
+    rows.add(2, 3, 4, 5, 6);
+    ActorRef<ToDispatcher> dispatcher = dispatcher(7, 0, Set.of(1));
+    awaitPaged(1);
+
+    // the coordinator: the lost node last reported 5 and 6 in flight (and 9, of a shard elsewhere)
+    dispatcher.tell(new NodeDispatcher.Assigned(10, false, List.of(5, 6, 9)));
+    dispatcher.tell(new NodeDispatcher.Hosted(Set.of(1, 2)));
+    awaitPaged(1, 2);
+
+    assertEquals(
+        List.of(5, 6, 3, 4, 0, 1, 2),
+        seqs(ask(dispatcher, 10)),
+        "the lost leases, then the rest of their shard, then the backlog");
+  }
+
+  @Test
+  void anItemWhoseWaitEndsWithinTwoSecondsCountsInTheDemandItReports() {
+    ManualClock stopped = new ManualClock(Instant.now());
+    clock = stopped; // nothing becomes due while the test looks
+    rows.add(1, 0, 1);
+    ActorRef<ToDispatcher> dispatcher = dispatcher(2, 2, Set.of(1));
+    assertEquals(List.of(0, 1), seqs(ask(dispatcher, 10)));
+
+    // both leases held elsewhere: one ends in a second, the other in a minute
+    dispatcher.tell(new Settled(0, new AttemptResult.Held(stopped.instant().plusSeconds(1))));
+    dispatcher.tell(new Settled(1, new AttemptResult.Held(stopped.instant().plusSeconds(60))));
+
+    Await.until(
+        WITHIN,
+        "a report with nothing in flight and the item due soon in its demand",
+        () -> reports.latest(),
+        report -> report.isPresent() && report.get().inFlight() == 0 && report.get().demand() == 1);
+  }
+
+  @Test
+  void reportsTheSeqsItHasInFlight() {
+    rows.add(1, 0, 1, 2);
+    ActorRef<ToDispatcher> dispatcher = dispatcher(3, 2, Set.of(1));
+
+    assertEquals(List.of(0, 1), seqs(ask(dispatcher, 10)));
+    dispatcher.tell(new Settled(0, new AttemptResult.Done()));
+
+    Await.until(
+        WITHIN,
+        "a report of the one item still in flight",
+        () -> reports.latest().map(DispatchProtocol.RunReport::inFlightSeqs).orElse(List.of()),
+        seqs -> seqs.equals(List.of(1)));
   }
 
   @Test
@@ -411,7 +462,7 @@ class NodeDispatcherTest {
     awaitPaged(1);
     dispatcher.tell(new RequestWork(10, pool.getRef()));
 
-    dispatcher.tell(new NodeDispatcher.Assigned(10, true));
+    dispatcher.tell(new NodeDispatcher.Assigned(10, true, List.of()));
 
     WorkBatch open = pool.expectMessageClass(WorkBatch.class, WITHIN);
     assertTrue(open.finished() && open.offers().isEmpty(), open.toString());
@@ -428,13 +479,13 @@ class NodeDispatcherTest {
     rows.add(1, 0, 1, 2, 3, 4);
     ActorRef<ToDispatcher> dispatcher = dispatcher(5, 2, Set.of(1));
 
-    dispatcher.tell(new NodeDispatcher.Assigned(DispatchProtocol.KEEP_SLICE, false));
+    dispatcher.tell(new NodeDispatcher.Assigned(DispatchProtocol.KEEP_SLICE, false, List.of()));
 
     assertEquals(2, ask(dispatcher, 10).offers().size());
     int seen = reports.size();
     Await.until(WITHIN, "a report after it", () -> reports.size() > seen);
     assertEquals(2, reports.latest().orElseThrow().slice());
-    dispatcher.tell(new NodeDispatcher.Assigned(3, false));
+    dispatcher.tell(new NodeDispatcher.Assigned(3, false, List.of()));
     assertEquals(List.of(2), seqs(ask(dispatcher, 10)));
   }
 
@@ -448,7 +499,7 @@ class NodeDispatcherTest {
     pool.expectNoMessage(Duration.ofMillis(500));
     assertEquals(0, reports.latest().orElseThrow().slice());
 
-    dispatcher.tell(new NodeDispatcher.Assigned(1, false));
+    dispatcher.tell(new NodeDispatcher.Assigned(1, false, List.of()));
     assertEquals(List.of(0), seqs(pool.expectMessageClass(WorkBatch.class, WITHIN)));
   }
 

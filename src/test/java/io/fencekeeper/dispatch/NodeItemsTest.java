@@ -112,9 +112,42 @@ class NodeItemsTest {
   }
 
   @Test
+  void arrivalsGoAheadTheLostLeasesFirstThenTheShardsTheLostNodeWasWorkingOn() {
+    NodeItems node = new NodeItems(12);
+    node.intake(RUN, 0, List.of(row(0, ScopeRows.UNKNOWN), row(1, ScopeRows.UNKNOWN)), false);
+    node.lostLeases(List.of(9));
+    // shard 1: nothing settled yet; shard 2: two settled, then its lost node's items in hand;
+    // shard 3: one of them reported in flight
+    node.intake(RUN, 1, List.of(row(2, ScopeRows.UNKNOWN), row(3, ScopeRows.UNKNOWN)), true);
+    node.intake(
+        RUN,
+        2,
+        List.of(
+            row(4, ScopeRows.DONE),
+            row(5, ScopeRows.FAILED),
+            row(6, ScopeRows.UNKNOWN),
+            row(7, ScopeRows.UNKNOWN)),
+        true);
+    assertEquals(
+        List.of(0, 1),
+        node.queue.take(2, NOW, POOL).stream().map(WorkQueue.Ref::seq).toList(),
+        "held until every arrival is paged in");
+    node.intake(RUN, 3, List.of(row(8, ScopeRows.UNKNOWN), row(9, ScopeRows.UNKNOWN)), true);
+
+    node.arrivalsPaged(ref -> ref.shard() != 1 || ref.seq() != 3);
+
+    assertEquals(
+        List.of(9, 6, 7, 2, 8),
+        node.queue.take(10, NOW, POOL).stream().map(WorkQueue.Ref::seq).toList(),
+        "the lost lease, the shard being worked on, the rest; 3's shard no longer stays here");
+    assertEquals(StatusBoard.READY, node.board.get(3));
+  }
+
+  @Test
   void itemsOfAShardThatArrivedGoAheadAndAResumedRunReopensWhatIsOpen() {
     items.intake(RUN, 0, List.of(row(0, ScopeRows.UNKNOWN)), false);
     items.intake(RUN, 1, List.of(row(1, ScopeRows.UNKNOWN)), true);
+    items.arrivalsPaged(ref -> true);
     assertEquals(
         List.of(1, 0), items.queue.take(2, NOW, POOL).stream().map(WorkQueue.Ref::seq).toList());
 

@@ -67,7 +67,8 @@ class LiveRunTest {
   }
 
   static RunReport report(int slice, int inFlight, int demand, ShardTally... shards) {
-    return new RunReport(RUN, 0, slice, inFlight, demand, 4.0, 1.5, true, List.of(shards));
+    return new RunReport(
+        RUN, 0, slice, inFlight, demand, 4.0, 1.5, true, List.of(shards), List.of());
   }
 
   /** Shard {@code shard}'s items: done, failed, closed, quarantined. */
@@ -101,7 +102,9 @@ class LiveRunTest {
     live.reported("node-a", report(8, 0, 8, tally(1, 4, 0, 0, 0)), 1);
 
     live.reported(
-        "node-b", new RunReport(RUN, 1, 8, 0, 8, 0, 0, true, List.of(tally(1, 9, 0, 0, 0))), 2);
+        "node-b",
+        new RunReport(RUN, 1, 8, 0, 8, 0, 0, true, List.of(tally(1, 9, 0, 0, 0)), List.of()),
+        2);
 
     assertEquals(4, live.progress(NOW).counts().done());
     assertFalse(live.hasReportFrom("node-b"));

@@ -247,7 +247,8 @@ class LiveRunsTest {
           live.agents(Set.of(hereAgent, thereSeenHere));
           live.start(run, CAP_16, false);
           live.reported(report(hereAgent, List.of(0, 1), runReport(run, 0, 8, 8, 40)));
-          live.reported(report(thereSeenHere, List.of(2, 3), runReport(run, 0, 8, 8, 40)));
+          live.reported(
+              report(thereSeenHere, List.of(2, 3), holding(runReport(run, 0, 8, 8, 40), 5, 7)));
         });
     here.receiveSeveralMessages(2, WITHIN);
     there.receiveSeveralMessages(2, WITHIN);
@@ -263,7 +264,12 @@ class LiveRunsTest {
 
     steering.run(live -> live.removed(thereAddress));
 
-    assertEquals(Map.of(run.runId(), 16), slices(here.receiveMessage(WITHIN)), "the whole cap");
+    Assignments afterRemoval = here.receiveMessage(WITHIN);
+    assertEquals(Map.of(run.runId(), 16), slices(afterRemoval), "the whole cap");
+    assertEquals(
+        List.of(5, 7),
+        afterRemoval.runs().get(0).lostLeases(),
+        "what it had in flight: offered first where its shards arrive");
     assertEquals(thereFirstItems, asked(), "its shards woken, each by one of its items");
 
     // the next second: the orphans' items answered, so their new host reports them soon; they are
@@ -276,7 +282,10 @@ class LiveRunsTest {
           live.tick();
           thereSeenHere.tell(fence);
         });
-    assertEquals(Map.of(run.runId(), 16), slices(here.receiveMessage(WITHIN)));
+    Assignments nextSecond = here.receiveMessage(WITHIN);
+    assertEquals(Map.of(run.runId(), 16), slices(nextSecond));
+    assertEquals(
+        List.of(5, 7), nextSecond.runs().get(0).lostLeases(), "its shards have no host yet");
     assertEquals(
         thereFirstItems.size(),
         items.commands().size(),
@@ -289,7 +298,10 @@ class LiveRunsTest {
           live.reported(report(hereAgent, List.of(0, 1, 2, 3), runReport(run, 16, 16, 40)));
           live.tick();
         });
-    here.receiveMessage(WITHIN);
+    assertEquals(
+        List.of(),
+        here.receiveMessage(WITHIN).runs().get(0).lostLeases(),
+        "every shard hosted again: the lost leases are with their new host");
     assertEquals(thereFirstItems.size(), items.commands().size(), "no orphan left");
   }
 
@@ -606,7 +618,22 @@ class LiveRunsTest {
   static RunReport runReport(
       RunRecord run, int resumes, int slice, int inFlight, int demand, ShardTally... shards) {
     return new RunReport(
-        run.runId(), resumes, slice, inFlight, demand, 0.0, 0.0, true, List.of(shards));
+        run.runId(), resumes, slice, inFlight, demand, 0.0, 0.0, true, List.of(shards), List.of());
+  }
+
+  /** {@code report} with {@code seqs} in flight. */
+  static RunReport holding(RunReport report, Integer... seqs) {
+    return new RunReport(
+        report.runId(),
+        report.resumes(),
+        report.slice(),
+        report.inFlight(),
+        report.demand(),
+        report.itemsPerSecond(),
+        report.backlogAgeSeconds(),
+        report.allPaged(),
+        report.shards(),
+        List.of(seqs));
   }
 
   /** Shard {@code shard} with {@code done} items DONE. */
