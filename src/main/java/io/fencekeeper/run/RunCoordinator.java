@@ -40,7 +40,6 @@ import org.apache.pekko.persistence.typed.javadsl.EventSourcedBehaviorWithEnforc
 import org.apache.pekko.persistence.typed.javadsl.ReplyEffect;
 import org.apache.pekko.persistence.typed.javadsl.RetentionCriteria;
 import org.apache.pekko.persistence.typed.javadsl.SignalHandler;
-import org.apache.pekko.stream.UniqueKillSwitch;
 
 /**
  * The run coordinator: a cluster singleton, event-sourced with snapshots, that keeps the runs, not
@@ -333,25 +332,17 @@ public final class RunCoordinator
 
   // --- behaviour ---------------------------------------------------------------------------------
 
-  /** The second's work (slices, governors, pokes) every this many ticks of the deadline check. */
-  static final int STEER_EVERY_TICKS = 4;
-
   private final ActorContext<Command> ctx;
   private final Clock clock;
   private final Dependencies deps;
   private final LiveRuns live;
-  private UniqueKillSwitch projection;
-  private final TimerScheduler<Command> timers;
-  private long ticks;
-  private long idleSinceNanos = System.nanoTime();
-  // ended runs being written to run_record
-  private final Set<String> filing = new java.util.HashSet<>();
+  private final CoordinatorTicks ticks;
+  private final RunFiling filing;
 
   private RunCoordinator(
       ActorContext<Command> ctx, TimerScheduler<Command> timers, Dependencies deps) {
     super(PERSISTENCE_ID);
     this.ctx = ctx;
-    this.timers = timers;
     this.clock = deps.clock();
     this.deps = deps;
     this.live =
@@ -378,44 +369,13 @@ public final class RunCoordinator
                     ClusterEvent.MemberRemoved.class,
                     removed -> new MemberRemoved(removed.member().address())),
                 ClusterEvent.MemberRemoved.class));
-    timers.startTimerWithFixedDelay(IDLE_TICK, new IdleTick(), IDLE_EVERY);
+    this.ticks = new CoordinatorTicks(ctx, timers);
+    this.filing = new RunFiling(ctx, deps);
   }
 
-  private static final String TICK = "tick";
-  private static final String IDLE_TICK = "idle-tick";
-
-  /**
-   * With no run held, the coordinator looks around this rarely: an idle cluster must not wake up
-   * four times a second for nothing (docs/design.md, "Runs and the coordinator").
-   */
-  static final Duration IDLE_EVERY = Duration.ofSeconds(60);
-
-  /** A run is held: the deadline check every 250 ms, and the counters' projection, run. */
+  /** A run is held: the deadline check and the counters' projection run. */
   private void wake(State state) {
-    if (!timers.isTimerActive(TICK)) {
-      timers.startTimerWithFixedDelay(TICK, new Tick(), Duration.ofMillis(250));
-    }
-    if (projection == null) {
-      projection = SignalProjection.start(ctx.getSystem(), state.signalOffset(), ctx.getSelf());
-    }
-  }
-
-  /**
-   * Idle: the live projection stops a minute after the last run left (it polls the journal every
-   * second); while it is stopped, the tagged events written since (a late holder refused after a
-   * run ended) are counted once a minute.
-   */
-  private ReplyEffect<Event, State> onIdleTick(State state, IdleTick idle) {
-    if (timers.isTimerActive(TICK)) {
-      return Effect().noReply();
-    }
-    if (projection == null) {
-      SignalProjection.catchUp(ctx.getSystem(), state.signalOffset(), ctx.getSelf());
-    } else if (System.nanoTime() - idleSinceNanos >= IDLE_EVERY.toNanos()) {
-      projection.shutdown();
-      projection = null;
-    }
-    return Effect().noReply();
+    ticks.wake(state.signalOffset());
   }
 
   @Override
@@ -438,16 +398,9 @@ public final class RunCoordinator
   public SignalHandler<State> signalHandler() {
     return newSignalHandlerBuilder()
         .onSignal(RecoveryCompleted.instance(), this::onRecovered)
-        .onSignal(PostStop.instance(), state -> stopProjection())
-        .onSignal(PreRestart.instance(), state -> stopProjection())
+        .onSignal(PostStop.instance(), state -> ticks.stopProjection())
+        .onSignal(PreRestart.instance(), state -> ticks.stopProjection())
         .build();
-  }
-
-  private void stopProjection() {
-    if (projection != null) {
-      projection.shutdown();
-      projection = null;
-    }
   }
 
   /** Continues where the previous coordinator stopped: the nodes dispatched on meanwhile. */
@@ -455,7 +408,7 @@ public final class RunCoordinator
     if (!state.runs().isEmpty()) {
       wake(state);
     }
-    fileEnded(state); // a journal of an older version holds every run ever: filed now
+    filing.file(state); // a journal of an older version holds every run ever: filed now
     for (RunRecord run : state.runs().values()) {
       if (run.state() == RunState.RUNNING) {
         live.start(run, governor(state), true);
@@ -479,7 +432,7 @@ public final class RunCoordinator
         .onCommand(
             GetGovernor.class, (state, cmd) -> Effect().reply(cmd.replyTo(), governorReply(state)))
         .onCommand(Tick.class, this::onTick)
-        .onCommand(IdleTick.class, this::onIdleTick)
+        .onCommand(IdleTick.class, (state, c) -> soft(() -> ticks.idleTick(state.signalOffset())))
         .onCommand(AgentsChanged.class, (state, c) -> soft(() -> live.agents(c.agents())))
         .onCommand(NodeReported.class, (state, c) -> soft(() -> live.reported(c.report())))
         .onCommand(MemberRemoved.class, (state, c) -> soft(() -> live.removed(c.member())))
@@ -517,29 +470,19 @@ public final class RunCoordinator
     return lookUp(cmd, cmd.request().runId()); // it may have ended and been filed
   }
 
+  private ReplyEffect<Event, State> lookUp(Command command, String runId) {
+    filing.lookUp(command, runId);
+    return Effect().noReply();
+  }
+
   /** The run exists: the same parameters answer it, others are a conflict that names them. */
   private ReplyEffect<Event, State> answerExisting(
       CreateRun cmd, RunRecord existing, RunView view) {
-    RunRequest request = cmd.request();
-    List<String> differences = existing.request().differencesFrom(request);
-    // a null digest: the caller did not read the scope again (same file or query named)
-    if (cmd.scopeDigest() != null
-        && !existing.scopeDigest().equals(cmd.scopeDigest())
-        && !differences.contains("scope")) {
-      differences.add("scope contents (the accounts are not the same)");
-    }
-    if (differences.isEmpty()) {
-      return Effect().reply(cmd.replyTo(), new AlreadyExists(view));
-    }
-    return Effect()
-        .reply(
-            cmd.replyTo(),
-            new Conflict(
-                "run "
-                    + request.runId()
-                    + " already exists with different parameters: "
-                    + String.join(", ", differences),
-                view));
+    CreateReply reply =
+        RunRules.createConflict(existing, cmd.request(), cmd.scopeDigest())
+            .<CreateReply>map(conflict -> new Conflict(conflict, view))
+            .orElse(new AlreadyExists(view));
+    return Effect().reply(cmd.replyTo(), reply);
   }
 
   private ReplyEffect<Event, State> create(State state, CreateRun cmd) {
@@ -592,15 +535,9 @@ public final class RunCoordinator
 
   /** {@code first}: an event that takes a filed run back before it is resumed. */
   private ReplyEffect<Event, State> resume(ResumeRun cmd, RunRecord run, List<Event> first) {
-    if (cmd.newDeadline() == null || !cmd.newDeadline().isAfter(clock.instant())) {
-      return refuse(cmd.replyTo(), "invalid_deadline", "the new deadline must be in the future");
-    }
-    if (run.state() == RunState.RUNNING) {
-      return refuse(cmd.replyTo(), "run_running", "run " + run.runId() + " is still RUNNING");
-    }
-    if (run.state() == RunState.SUCCEEDED) {
-      return refuse(
-          cmd.replyTo(), "run_succeeded", "run " + run.runId() + " SUCCEEDED: nothing to resume");
+    var refusal = RunRules.resumeRefusal(run, cmd.newDeadline(), clock.instant());
+    if (refusal.isPresent()) {
+      return Effect().reply(cmd.replyTo(), refusal.get());
     }
     List<Event> events = new java.util.ArrayList<>(first);
     events.add(new RunResumed(run.runId(), cmd.newDeadline(), clock.instant()));
@@ -621,9 +558,9 @@ public final class RunCoordinator
     if (run == null) {
       return lookUp(cmd, cmd.runId());
     }
-    if (run.state() != RunState.RUNNING) {
-      return refuse(
-          cmd.replyTo(), "run_ended", "run " + run.runId() + " already ended " + run.state());
+    var refusal = RunRules.cancelRefusal(run.runId(), run.state());
+    if (refusal.isPresent()) {
+      return Effect().reply(cmd.replyTo(), refusal.get());
     }
     return Effect()
         .persist(new CancelRequested(run.runId(), clock.instant()))
@@ -653,17 +590,6 @@ public final class RunCoordinator
   // --- ended runs: filed in run_record, looked up there ---------------------------------------
 
   /**
-   * Asks {@code run_record} about a run this coordinator does not hold, then handles the command.
-   */
-  private ReplyEffect<Event, State> lookUp(Command command, String runId) {
-    ctx.pipeToSelf(
-        java.util.concurrent.CompletableFuture.supplyAsync(
-            () -> deps.ended().find(runId), deps.blocking()),
-        (filed, failure) -> new LookedUp(command, filed, failure));
-    return Effect().noReply();
-  }
-
-  /**
    * A command about a run not held here, with what {@code run_record} holds of it. The run may have
    * been created meanwhile: then the command is handled as if it had just arrived. When the table
    * could not be read, nobody is answered (the caller's ask times out: the node is unavailable)
@@ -691,18 +617,14 @@ public final class RunCoordinator
         return resume(resume, held, List.of());
       }
       if (filed.isEmpty()) {
-        return Effect().reply(resume.replyTo(), unknownRun(resume.runId()));
+        return Effect().reply(resume.replyTo(), RunRules.unknownRun(resume.runId()));
       }
       EndedRuns.Filed run = filed.get();
-      if (state.pruning().contains(resume.runId()) || run.archive() != null) {
-        // its items are (being) deleted: reopened, they would start again from nothing
-        return refuse(
-            resume.replyTo(),
-            "run_archived",
-            "run "
-                + resume.runId()
-                + " was archived by retention: its items are no longer in the journal, so it"
-                + " cannot be resumed");
+      var refusal =
+          RunRules.filedResumeRefusal(
+              resume.runId(), state.pruning().contains(resume.runId()), run.archive() != null);
+      if (refusal.isPresent()) {
+        return Effect().reply(resume.replyTo(), refusal.get());
       }
       return resume(
           resume,
@@ -713,44 +635,15 @@ public final class RunCoordinator
       if (state.runs().containsKey(cancel.runId())) {
         return onCancel(state, cancel);
       }
-      return filed.isEmpty()
-          ? Effect().reply(cancel.replyTo(), unknownRun(cancel.runId()))
-          : refuse(
+      return Effect()
+          .reply(
               cancel.replyTo(),
-              "run_ended",
-              "run " + cancel.runId() + " already ended " + filed.get().record().state());
+              filed.isEmpty()
+                  ? RunRules.unknownRun(cancel.runId())
+                  : RunRules.cancelRefusal(cancel.runId(), filed.get().record().state())
+                      .orElseThrow());
     }
     return Effect().noReply();
-  }
-
-  /**
-   * Writes the ended runs this coordinator still holds to {@code run_record}; once written, they
-   * are forgotten here ({@link RunsFiled}). Tried again every second until it succeeds.
-   */
-  private void fileEnded(State state) {
-    Map<String, RunRecord> ended = new TreeMap<>();
-    state
-        .runs()
-        .forEach(
-            (id, run) -> {
-              if (run.state().ended() && !filing.contains(id)) {
-                ended.put(id, run);
-              }
-            });
-    if (ended.isEmpty()) {
-      return;
-    }
-    filing.addAll(ended.keySet());
-    Map<String, RunSignals> signals = new TreeMap<>();
-    ended.keySet().forEach(id -> signals.put(id, state.signalsOf(id)));
-    ctx.pipeToSelf(
-        java.util.concurrent.CompletableFuture.supplyAsync(
-            () -> {
-              ended.forEach((id, run) -> deps.ended().file(run, signals.get(id)));
-              return signals;
-            },
-            deps.blocking()),
-        (written, failure) -> new Filed(failure == null ? written : signals, failure));
   }
 
   /**
@@ -758,22 +651,7 @@ public final class RunCoordinator
    * counters grew since they were written (it is written again with the next tick).
    */
   private ReplyEffect<Event, State> onFiled(State state, Filed filed) {
-    filing.removeAll(filed.written().keySet());
-    if (filed.failure() != null) {
-      ctx.getLog().warn("ended runs not filed, trying again: {}", summary(filed.failure()));
-      return Effect().noReply();
-    }
-    List<String> done =
-        filed.written().entrySet().stream()
-            .filter(
-                e -> {
-                  RunRecord run = state.runs().get(e.getKey());
-                  return run != null
-                      && run.state().ended()
-                      && state.signalsOf(e.getKey()).equals(e.getValue());
-                })
-            .map(Map.Entry::getKey)
-            .toList();
+    List<String> done = filing.written(state, filed);
     if (done.isEmpty()) {
       return Effect().noReply();
     }
@@ -784,17 +662,16 @@ public final class RunCoordinator
   private ReplyEffect<Event, State> onTick(State state, Tick tick) {
     Instant now = clock.instant();
     for (RunRecord run : state.runs().values()) {
-      if (run.state() == RunState.RUNNING && !now.isBefore(run.deadline())) {
+      if (RunRules.pastDeadline(run, now)) {
         live.stop(
             run.runId(), new LiveRun.Stopping("deadline " + run.deadline() + " passed", false));
       }
     }
-    if (++ticks % STEER_EVERY_TICKS == 0) {
+    if (ticks.steerNow()) {
       live.tick();
-      fileEnded(state);
-      if (state.runs().isEmpty() && filing.isEmpty() && live.isEmpty()) {
-        timers.cancel(TICK); // nothing held: the idle tick looks once a minute
-        idleSinceNanos = System.nanoTime();
+      filing.file(state);
+      if (state.runs().isEmpty() && filing.idle() && live.isEmpty()) {
+        ticks.sleep();
       }
     }
     return Effect().noReply();
@@ -884,7 +761,7 @@ public final class RunCoordinator
             s -> {
               ctx.getLog().info("run {} ended {}: {} ({})", runId, end, progress.counts(), reason);
               live.ended(runId);
-              fileEnded(s);
+              filing.file(s);
             })
         .thenNoReply();
   }
@@ -900,58 +777,33 @@ public final class RunCoordinator
    * to is persisted with them), and passes it on to the running runs' governors.
    */
   private ReplyEffect<Event, State> onSignalsRead(State state, SignalsRead read) {
-    Map<String, RunSignals> deltas = new TreeMap<>();
-    long offset = state.signalOffset();
-    for (SignalProjection.Signal signal : read.signals()) {
-      if (signal.offset() > state.signalOffset() && signal.runId() != null) {
-        deltas.merge(signal.runId(), signal.delta(), RunSignals::plus);
-      }
-      offset = Math.max(offset, signal.offset());
-    }
-    if (offset == state.signalOffset()) {
+    RunRules.Counted counted = RunRules.count(read.signals(), state.signalOffset());
+    if (counted.offset() == state.signalOffset()) {
       return Effect().reply(read.replyTo(), state.signalOffset());
     }
+    Map<String, RunSignals> deltas = counted.deltas();
     return Effect()
-        .persist(new SignalsCounted(offset, deltas, clock.instant()))
+        .persist(new SignalsCounted(counted.offset(), deltas, clock.instant()))
         .thenRun(
             s -> {
               deltas.forEach(live::signalsSeen);
               deltas.forEach(
                   (runId, delta) -> {
                     if (!s.runs().containsKey(runId)) {
-                      addToFiled(runId, delta);
+                      filing.addSignals(runId, delta);
                     }
                   });
             })
         .thenReply(read.replyTo(), State::signalOffset);
   }
 
-  /** A filed run's counters grow in {@code run_record} (a late holder refused after its end). */
-  private void addToFiled(String runId, RunSignals delta) {
-    org.slf4j.Logger log = ctx.getLog();
-    java.util.concurrent.CompletableFuture.runAsync(
-            () -> deps.ended().addSignals(runId, delta), deps.blocking())
-        .whenComplete(
-            (ok, failure) -> {
-              if (failure != null) {
-                log.warn(
-                    "run {}: counters of the ended run not updated: {}", runId, failure.toString());
-              }
-            });
-  }
-
   // --- retention: which filed runs may be pruned -----------------------------------------------
 
   private ReplyEffect<Event, State> onBeginPruning(State state, BeginPruning cmd) {
     String runId = cmd.runId();
-    if (state.runs().containsKey(runId) || filing.contains(runId)) {
-      return Effect()
-          .reply(
-              cmd.replyTo(),
-              new PruningRefused(
-                  runId,
-                  "the coordinator holds the run: it was resumed, or it ended a moment ago and"
-                      + " is not filed yet"));
+    var refusal = RunRules.pruneRefusal(state.runs().containsKey(runId), filing.isFiling(runId));
+    if (refusal.isPresent()) {
+      return Effect().reply(cmd.replyTo(), new PruningRefused(runId, refusal.get()));
     }
     if (state.pruning().contains(runId)) {
       return Effect().reply(cmd.replyTo(), new PruningAllowed(runId));
@@ -968,15 +820,6 @@ public final class RunCoordinator
     return Effect()
         .persist(new PruningEnded(cmd.runId(), clock.instant()))
         .thenReply(cmd.replyTo(), s -> new PruningAllowed(cmd.runId()));
-  }
-
-  private ReplyEffect<Event, State> refuse(
-      ActorRef<ControlReply> replyTo, String error, String message) {
-    return Effect().reply(replyTo, new ControlRefused(error, message));
-  }
-
-  private static ControlRefused unknownRun(String runId) {
-    return new ControlRefused("unknown_run", "no run " + runId);
   }
 
   private RunView view(State state, RunRecord run) {
