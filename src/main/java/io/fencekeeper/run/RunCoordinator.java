@@ -16,7 +16,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.Executor;
-import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
@@ -338,6 +337,8 @@ public final class RunCoordinator
   private final LiveRuns live;
   private final CoordinatorTicks ticks;
   private final RunFiling filing;
+  private final RunControl control;
+  private final RunEnding ending;
 
   private RunCoordinator(
       ActorContext<Command> ctx, TimerScheduler<Command> timers, Dependencies deps) {
@@ -371,6 +372,8 @@ public final class RunCoordinator
                 ClusterEvent.MemberRemoved.class));
     this.ticks = new CoordinatorTicks(ctx, timers);
     this.filing = new RunFiling(ctx, deps);
+    this.control = new RunControl(Effect(), ctx, deps, live, filing, ticks);
+    this.ending = new RunEnding(Effect(), ctx, deps.clock(), live, filing);
   }
 
   /** A run is held: the deadline check and the counters' projection run. */
@@ -411,7 +414,7 @@ public final class RunCoordinator
     filing.file(state); // a journal of an older version holds every run ever: filed now
     for (RunRecord run : state.runs().values()) {
       if (run.state() == RunState.RUNNING) {
-        live.start(run, governor(state), true);
+        live.start(run, control.governor(state), true);
         if (run.cancelRequested()) {
           live.stop(run.runId(), new LiveRun.Stopping("cancelled", true));
         }
@@ -423,14 +426,15 @@ public final class RunCoordinator
   public CommandHandlerWithReply<Command, Event, State> commandHandler() {
     return newCommandHandlerWithReplyBuilder()
         .forAnyState()
-        .onCommand(CreateRun.class, this::onCreate)
-        .onCommand(GetRun.class, this::onGet)
-        .onCommand(ListRuns.class, this::onList)
-        .onCommand(ResumeRun.class, this::onResume)
-        .onCommand(CancelRun.class, this::onCancel)
-        .onCommand(SetGovernor.class, this::onSetGovernor)
+        .onCommand(CreateRun.class, control::onCreate)
+        .onCommand(GetRun.class, control::onGet)
+        .onCommand(ListRuns.class, control::onList)
+        .onCommand(ResumeRun.class, control::onResume)
+        .onCommand(CancelRun.class, control::onCancel)
+        .onCommand(SetGovernor.class, control::onSetGovernor)
         .onCommand(
-            GetGovernor.class, (state, cmd) -> Effect().reply(cmd.replyTo(), governorReply(state)))
+            GetGovernor.class,
+            (state, cmd) -> Effect().reply(cmd.replyTo(), control.governorReply(state)))
         .onCommand(Tick.class, this::onTick)
         .onCommand(IdleTick.class, (state, c) -> soft(() -> ticks.idleTick(state.signalOffset())))
         .onCommand(AgentsChanged.class, (state, c) -> soft(() -> live.agents(c.agents())))
@@ -441,11 +445,11 @@ public final class RunCoordinator
         .onCommand(
             SweepFinished.class,
             (state, c) -> soft(() -> live.sweepFinished(c.runId(), c.resumes())))
-        .onCommand(ItemsCounted.class, this::onItemsCounted)
-        .onCommand(DispatchFailed.class, this::onDispatchFailed)
-        .onCommand(CountersFinal.class, this::onCountersFinal)
+        .onCommand(ItemsCounted.class, ending::onItemsCounted)
+        .onCommand(DispatchFailed.class, ending::onDispatchFailed)
+        .onCommand(CountersFinal.class, ending::onCountersFinal)
         .onCommand(Filed.class, this::onFiled)
-        .onCommand(LookedUp.class, this::onLookedUp)
+        .onCommand(LookedUp.class, control::onLookedUp)
         .onCommand(SignalsRead.class, this::onSignalsRead)
         .onCommand(BeginPruning.class, this::onBeginPruning)
         .onCommand(EndPruning.class, this::onEndPruning)
@@ -459,190 +463,6 @@ public final class RunCoordinator
   /** Soft state changes only: nothing is journaled, nobody is answered. */
   private ReplyEffect<Event, State> soft(Runnable change) {
     change.run();
-    return Effect().noReply();
-  }
-
-  private ReplyEffect<Event, State> onCreate(State state, CreateRun cmd) {
-    RunRecord existing = state.runs().get(cmd.request().runId());
-    if (existing != null) {
-      return answerExisting(cmd, existing, view(state, existing));
-    }
-    return lookUp(cmd, cmd.request().runId()); // it may have ended and been filed
-  }
-
-  private ReplyEffect<Event, State> lookUp(Command command, String runId) {
-    filing.lookUp(command, runId);
-    return Effect().noReply();
-  }
-
-  /** The run exists: the same parameters answer it, others are a conflict that names them. */
-  private ReplyEffect<Event, State> answerExisting(
-      CreateRun cmd, RunRecord existing, RunView view) {
-    CreateReply reply =
-        RunRules.createConflict(existing, cmd.request(), cmd.scopeDigest())
-            .<CreateReply>map(conflict -> new Conflict(conflict, view))
-            .orElse(new AlreadyExists(view));
-    return Effect().reply(cmd.replyTo(), reply);
-  }
-
-  private ReplyEffect<Event, State> create(State state, CreateRun cmd) {
-    RunRequest request = cmd.request();
-    if (cmd.scopeId() == null) {
-      return Effect()
-          .reply(
-              cmd.replyTo(),
-              new Conflict(
-                  "run " + request.runId() + " has no staged scope; create it again", null));
-    }
-    RunCreated created =
-        new RunCreated(request, cmd.scopeId(), cmd.itemCount(), cmd.scopeDigest(), clock.instant());
-    return Effect()
-        .persist(created)
-        .thenRun(
-            s -> {
-              RunRecord run = s.runs().get(request.runId());
-              ctx.getLog()
-                  .info(
-                      "run {} created: {} items, deadline {}",
-                      run.runId(),
-                      run.itemCount(),
-                      run.deadline());
-              live.start(run, governor(s), false);
-              wake(s);
-            })
-        .thenReply(cmd.replyTo(), s -> new Created(view(s, s.runs().get(request.runId()))));
-  }
-
-  private ReplyEffect<Event, State> onGet(State state, GetRun cmd) {
-    RunRecord run = state.runs().get(cmd.runId());
-    return Effect().reply(cmd.replyTo(), new RunLookup(run == null ? null : view(state, run)));
-  }
-
-  private ReplyEffect<Event, State> onList(State state, ListRuns cmd) {
-    return Effect()
-        .reply(
-            cmd.replyTo(),
-            new RunList(state.runs().values().stream().map(run -> view(state, run)).toList()));
-  }
-
-  private ReplyEffect<Event, State> onResume(State state, ResumeRun cmd) {
-    RunRecord run = state.runs().get(cmd.runId());
-    if (run == null) {
-      return lookUp(cmd, cmd.runId());
-    }
-    return resume(cmd, run, List.of());
-  }
-
-  /** {@code first}: an event that takes a filed run back before it is resumed. */
-  private ReplyEffect<Event, State> resume(ResumeRun cmd, RunRecord run, List<Event> first) {
-    var refusal = RunRules.resumeRefusal(run, cmd.newDeadline(), clock.instant());
-    if (refusal.isPresent()) {
-      return Effect().reply(cmd.replyTo(), refusal.get());
-    }
-    List<Event> events = new java.util.ArrayList<>(first);
-    events.add(new RunResumed(run.runId(), cmd.newDeadline(), clock.instant()));
-    return Effect()
-        .persist(events)
-        .thenRun(
-            s -> {
-              RunRecord resumed = s.runs().get(run.runId());
-              ctx.getLog().info("run {} resumed with deadline {}", run.runId(), resumed.deadline());
-              live.start(resumed, governor(s), false);
-              wake(s);
-            })
-        .thenReply(cmd.replyTo(), s -> new ControlAccepted(view(s, s.runs().get(run.runId()))));
-  }
-
-  private ReplyEffect<Event, State> onCancel(State state, CancelRun cmd) {
-    RunRecord run = state.runs().get(cmd.runId());
-    if (run == null) {
-      return lookUp(cmd, cmd.runId());
-    }
-    var refusal = RunRules.cancelRefusal(run.runId(), run.state());
-    if (refusal.isPresent()) {
-      return Effect().reply(cmd.replyTo(), refusal.get());
-    }
-    return Effect()
-        .persist(new CancelRequested(run.runId(), clock.instant()))
-        .thenRun(s -> live.stop(run.runId(), new LiveRun.Stopping("cancelled", true)))
-        .thenReply(cmd.replyTo(), s -> new ControlAccepted(view(s, s.runs().get(run.runId()))));
-  }
-
-  private ReplyEffect<Event, State> onSetGovernor(State state, SetGovernor cmd) {
-    return Effect()
-        .persist(new GovernorChanged(cmd.settings(), clock.instant()))
-        .thenRun(
-            s -> {
-              ctx.getLog().info("governor limits changed to {}", cmd.settings());
-              live.changeGovernor(cmd.settings());
-            })
-        .thenReply(cmd.replyTo(), this::governorReply);
-  }
-
-  private GovernorReply governorReply(State state) {
-    return new GovernorReply(governor(state), live.governors());
-  }
-
-  private GovernorSettings governor(State state) {
-    return state.governor() != null ? state.governor() : deps.governor();
-  }
-
-  // --- ended runs: filed in run_record, looked up there ---------------------------------------
-
-  /**
-   * A command about a run not held here, with what {@code run_record} holds of it. The run may have
-   * been created meanwhile: then the command is handled as if it had just arrived. When the table
-   * could not be read, nobody is answered (the caller's ask times out: the node is unavailable)
-   * rather than a create that could stage an existing run twice.
-   */
-  private ReplyEffect<Event, State> onLookedUp(State state, LookedUp looked) {
-    if (looked.failure() != null) {
-      ctx.getLog().warn("ended runs could not be read: {}", summary(looked.failure()));
-      return Effect().noReply();
-    }
-    Optional<EndedRuns.Filed> filed = looked.filed();
-    Command command = looked.command();
-    if (command instanceof CreateRun create) {
-      RunRecord held = state.runs().get(create.request().runId());
-      if (held != null) {
-        return answerExisting(create, held, view(state, held));
-      }
-      return filed.isPresent()
-          ? answerExisting(create, filed.get().record(), filed.get().view())
-          : create(state, create);
-    }
-    if (command instanceof ResumeRun resume) {
-      RunRecord held = state.runs().get(resume.runId());
-      if (held != null) {
-        return resume(resume, held, List.of());
-      }
-      if (filed.isEmpty()) {
-        return Effect().reply(resume.replyTo(), RunRules.unknownRun(resume.runId()));
-      }
-      EndedRuns.Filed run = filed.get();
-      var refusal =
-          RunRules.filedResumeRefusal(
-              resume.runId(), state.pruning().contains(resume.runId()), run.archive() != null);
-      if (refusal.isPresent()) {
-        return Effect().reply(resume.replyTo(), refusal.get());
-      }
-      return resume(
-          resume,
-          run.record(),
-          List.of(new RunUnfiled(run.record(), run.signals(), clock.instant())));
-    }
-    if (command instanceof CancelRun cancel) {
-      if (state.runs().containsKey(cancel.runId())) {
-        return onCancel(state, cancel);
-      }
-      return Effect()
-          .reply(
-              cancel.replyTo(),
-              filed.isEmpty()
-                  ? RunRules.unknownRun(cancel.runId())
-                  : RunRules.cancelRefusal(cancel.runId(), filed.get().record().state())
-                      .orElseThrow());
-    }
     return Effect().noReply();
   }
 
@@ -675,95 +495,6 @@ public final class RunCoordinator
       }
     }
     return Effect().noReply();
-  }
-
-  /**
-   * The run's items counted in {@code run_item}, each once: a run that is not stopping ends when
-   * every item is DONE or FAILED (else its last statuses are not written yet: it is counted again
-   * with the next report); a stopped run ends once its sweep closed what was open. Before it ends,
-   * its counters read the journal to its end (docs/design.md, "Observability").
-   */
-  private ReplyEffect<Event, State> onItemsCounted(State state, ItemsCounted counted) {
-    RunRecord run = state.runs().get(counted.runId());
-    var running = live.get(counted.runId());
-    if (run == null
-        || run.state() != RunState.RUNNING
-        || running.isEmpty()
-        || run.resumes() != counted.resumes()) {
-      return Effect().noReply();
-    }
-    LiveRun liveRun = running.get();
-    if (counted.failure() != null) {
-      ctx.getLog()
-          .warn("run {}: counting its items failed: {}", run.runId(), summary(counted.failure()));
-      liveRun.countFailed();
-      return Effect().noReply();
-    }
-    var ending =
-        RunOutcome.ofCount(
-            run, counted.counts(), liveRun.stopping(), liveRun.progress(clock.instant()));
-    if (ending.isEmpty()) {
-      liveRun.countFailed(); // not every status is written yet
-      return Effect().noReply();
-    }
-    if (!liveRun.beginEnd()) {
-      return Effect().noReply();
-    }
-    RunOutcome.Ending end = ending.get();
-    ctx.pipeToSelf(
-        SignalProjection.catchUp(ctx.getSystem(), state.signalOffset(), ctx.getSelf())
-            .toCompletableFuture()
-            .orTimeout(30, TimeUnit.SECONDS),
-        (ok, failure) ->
-            new CountersFinal(run.runId(), end.state(), end.progress(), end.reason(), failure));
-    return Effect().noReply();
-  }
-
-  private ReplyEffect<Event, State> onCountersFinal(State state, CountersFinal message) {
-    if (message.failure() != null) {
-      // the live projection still counts them; the run must not wait on the journal's reader
-      ctx.getLog()
-          .warn(
-              "run {}: counters not read to the journal's end before it ended: {}",
-              message.runId(),
-              summary(message.failure()));
-    }
-    return end(state, message.runId(), message.state(), message.progress(), message.reason());
-  }
-
-  /**
-   * A run whose dispatcher keeps failing ends FAILED with the reason, never RUNNING with nobody.
-   */
-  private ReplyEffect<Event, State> onDispatchFailed(State state, DispatchFailed failed) {
-    RunRecord run = state.runs().get(failed.runId());
-    var running = live.get(failed.runId());
-    if (run == null || running.isEmpty() || !running.get().beginEnd()) {
-      return Effect().noReply();
-    }
-    ctx.getLog().error("run {}: {}", run.runId(), failed.reason());
-    return end(
-        state,
-        run.runId(),
-        RunState.FAILED,
-        running.get().progress(clock.instant()),
-        failed.reason());
-  }
-
-  private ReplyEffect<Event, State> end(
-      State state, String runId, RunState end, RunProgress progress, String reason) {
-    RunRecord run = state.runs().get(runId);
-    if (run == null || run.state() != RunState.RUNNING) {
-      return Effect().noReply();
-    }
-    return Effect()
-        .persist(new RunEnded(runId, end, progress, reason, clock.instant()))
-        .thenRun(
-            s -> {
-              ctx.getLog().info("run {} ended {}: {} ({})", runId, end, progress.counts(), reason);
-              live.ended(runId);
-              filing.file(s);
-            })
-        .thenNoReply();
   }
 
   /** A failure as one line for the log and the run view: its kind and message, never a trace. */
@@ -820,10 +551,6 @@ public final class RunCoordinator
     return Effect()
         .persist(new PruningEnded(cmd.runId(), clock.instant()))
         .thenReply(cmd.replyTo(), s -> new PruningAllowed(cmd.runId()));
-  }
-
-  private RunView view(State state, RunRecord run) {
-    return RunView.of(run, live.progressOf(run.runId()).orElse(null), state.signalsOf(run.runId()));
   }
 
   @Override
