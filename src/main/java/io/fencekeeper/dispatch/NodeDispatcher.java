@@ -47,11 +47,8 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
   /** Reports (and status writes) every this many ticks: once a second. */
   static final int REPORT_EVERY_TICKS = 4;
 
-  /**
-   * Parked items due within this count in the demand a report states: a slice follows a report by a
-   * report and the coordinator's next second, so an item whose wait ends (a taken-over lease, a
-   * retry) finds a slice to go out in, not a slice of 0 given while it waited.
-   */
+  // parked items due within this count in a report's demand: a slice follows a report by about a
+  // second, so an item whose wait ends (a lease taken over, a retry) finds a slice to go out in
   static final Duration DEMAND_AHEAD = Duration.ofSeconds(2);
 
   /** The dispatcher's own messages; pools speak {@link WorkProtocol}. */
@@ -477,9 +474,7 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
   }
 
   /**
-   * An offer not settled a lease and a grace after its pool took it is either an attempt that runs
-   * long (its worker renews the lease: it stays in flight, counted in the slice) or one whose pool
-   * is gone or stuck (nobody renews: it goes back to ready). Its item says which.
+   * Asks the items of the offers silent for a lease and a grace ({@link NodeItems#offerChecked}).
    */
   private void checkSilentOffers(Instant now) {
     ActorRef<ToDispatcher> me = getContext().getSelf();
@@ -493,16 +488,8 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
 
   private Behavior<ToDispatcher> onOfferChecked(OfferChecked checked) {
     Instant now = deps.clock().instant();
-    int seq = checked.ref().seq();
-    if (checked.reply() instanceof WorkItem.Accepted a
-        && a.item().status() == WorkItem.Status.LEASED
-        && a.item().leaseExpiresAt() != null
-        && a.item().leaseExpiresAt().isAfter(now)) {
-      // renewed a lease before its expiry (by its host's clock, so never later than now here):
-      // asked again a lease and a grace after that
-      Instant renewedAt = a.item().leaseExpiresAt().minus(deps.lease());
-      queue.heardOf(seq, checked.askedAt(), renewedAt.isAfter(now) ? now : renewedAt);
-    } else if (queue.takeBack(seq, checked.askedAt())) {
+    if (items.offerChecked(
+        checked.ref().seq(), checked.askedAt(), checked.reply(), now, deps.lease())) {
       serveDemand();
     }
     return this;

@@ -1,5 +1,6 @@
 package io.fencekeeper.dispatch;
 
+import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.worker.AttemptResult;
 import java.time.Duration;
 import java.time.Instant;
@@ -44,6 +45,27 @@ final class NodeItems {
     this.queue = new WorkQueue(board);
     this.tallies = new ShardTallies(count);
     this.quarantined = new QuarantinedItems(board);
+  }
+
+  /**
+   * The item of offer {@code seq}, silent since a lease and a grace and asked about at {@code
+   * askedAt}, answered {@code reply} (null: no answer). The offer is either an attempt that runs
+   * long (its worker renews the lease: it stays in flight, counted in the slice, and is asked about
+   * again a lease and a grace after the renewal) or one whose pool is gone or stuck (nobody renews:
+   * it goes back to ready, ahead of the rest). Answers whether it went back.
+   */
+  boolean offerChecked(
+      int seq, Instant askedAt, WorkItem.Reply reply, Instant now, Duration lease) {
+    if (reply instanceof WorkItem.Accepted a
+        && a.item().status() == WorkItem.Status.LEASED
+        && a.item().leaseExpiresAt() != null
+        && a.item().leaseExpiresAt().isAfter(now)) {
+      // renewed a lease before its expiry (by its host's clock: never later than now here)
+      Instant renewedAt = a.item().leaseExpiresAt().minus(lease);
+      queue.heardOf(seq, askedAt, renewedAt.isAfter(now) ? now : renewedAt);
+      return false;
+    }
+    return queue.takeBack(seq, askedAt);
   }
 
   /** Items (by seq) whose leases a node that was removed held; their shards arrive later. */
