@@ -38,6 +38,9 @@ final class LiveRun {
   private final Instant startedAt;
   private final Map<String, NodeRun> nodes = new TreeMap<>();
   private final Map<String, Integer> granted = new TreeMap<>();
+  // per node, the largest slice it was told since its last report came: until a report shows the
+  // slice it applies, it may be filling that one (a shrink reaches it a message later)
+  private final Map<String, Integer> toldSinceReport = new TreeMap<>();
   private final Map<Integer, DispatchProtocol.ShardTally> tallies = new HashMap<>();
   private final OrphanPokes pokes = new OrphanPokes();
   private final Set<Integer> lostLeases = new TreeSet<>();
@@ -145,6 +148,7 @@ final class LiveRun {
     }
     nodes.put(node, new NodeRun(report, nanos));
     granted.putIfAbsent(node, report.slice()); // a new coordinator learns what each node holds
+    toldSinceReport.put(node, granted.get(node)); // told before the report: counted until the next
     report.shards().forEach(t -> tallies.put(t.shard(), t));
   }
 
@@ -158,6 +162,7 @@ final class LiveRun {
       lostLeases.addAll(last.report().inFlightSeqs());
     }
     granted.remove(node);
+    toldSinceReport.remove(node);
   }
 
   /** The items whose leases removed nodes held, until every shard has a live host again. */
@@ -186,13 +191,18 @@ final class LiveRun {
       NodeRun heard = nodes.get(node);
       int demand = heard == null ? cap : heard.report().demand();
       int inFlight = heard == null ? 0 : heard.report().inFlight();
-      int reportedSlice = heard == null ? 0 : heard.report().slice();
-      claims.add(
-          new Slices.Node(node, demand, granted.getOrDefault(node, 0), inFlight, reportedSlice));
+      // the most it may be applying: the slice it reported, or a larger one told since
+      int mayApply =
+          Math.max(
+              heard == null ? 0 : heard.report().slice(),
+              toldSinceReport.getOrDefault(node, granted.getOrDefault(node, 0)));
+      claims.add(new Slices.Node(node, demand, granted.getOrDefault(node, 0), inFlight, mayApply));
     }
     Map<String, Integer> slices = Slices.split(cap, claims);
     granted.keySet().retainAll(slices.keySet());
     granted.putAll(slices);
+    toldSinceReport.keySet().retainAll(slices.keySet());
+    slices.forEach((node, slice) -> toldSinceReport.merge(node, slice, Math::max));
     return slices;
   }
 

@@ -173,6 +173,36 @@ class LiveRunTest {
   }
 
   @Test
+  void aNodeToldASliceCountsWithItUntilItReportsTheSmallerOneItWasToldSince() {
+    LiveRun live = run(1000, false);
+    // a run's start: two nodes told 8 each before either reported, then a third node's agent
+    assertEquals(Map.of("node-a", 8, "node-b", 8), live.slices(List.of("node-a", "node-b")));
+
+    Map<String, Integer> three = live.slices(List.of("node-a", "node-b", "node-c"));
+
+    assertTrue(three.get("node-a") < 8 && three.get("node-b") < 8, "shrunk at once: " + three);
+    assertEquals(0, three.get("node-c"), "a and b may still fill their 8 each: " + three);
+
+    // they report the slices they were told: c grows into what they gave up
+    live.reported("node-a", report(three.get("node-a"), 0, 40), 1);
+    live.reported("node-b", report(three.get("node-b"), 0, 40), 2);
+    Map<String, Integer> after = live.slices(List.of("node-a", "node-b", "node-c"));
+    assertTrue(after.get("node-c") > 0, "c has a slice once a and b applied theirs: " + after);
+    assertTrue(after.values().stream().mapToInt(Integer::intValue).sum() <= 16, after.toString());
+
+    // a grows, then shrinks before it reports: b does not grow into what a was told meanwhile
+    live.reported("node-c", report(after.get("node-c"), 0, 0), 3);
+    Map<String, Integer> grown = live.slices(List.of("node-a", "node-b", "node-c"));
+    live.reported("node-c", report(grown.get("node-c"), 0, 40), 4);
+    Map<String, Integer> shrunk = live.slices(List.of("node-a", "node-b", "node-c"));
+    int mayUse =
+        Math.max(grown.get("node-a"), shrunk.get("node-a"))
+            + Math.max(grown.get("node-b"), shrunk.get("node-b"))
+            + shrunk.get("node-c");
+    assertTrue(mayUse <= 16, "what they may fill now: " + grown + " then " + shrunk);
+  }
+
+  @Test
   void aRecoveredRunLearnsEachNodesSliceFromItsReportAndNeverOverCommitsTheCap() {
     LiveRun live = run(1000, true);
     assertTrue(live.recovered());
