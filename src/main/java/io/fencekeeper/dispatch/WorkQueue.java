@@ -174,7 +174,16 @@ final class WorkQueue {
    * offered again.
    */
   boolean takeBack(int seq, Instant askedAt) {
-    return expireOffers(offer -> offer.ref().seq() == seq && offer.heardAt().equals(askedAt)) > 0;
+    Offer offer = offered.get(seq);
+    if (offer == null || !offer.heardAt().equals(askedAt)) {
+      return false;
+    }
+    offered.remove(seq);
+    if (board.get(seq) != StatusBoard.OFFERED) {
+      return false;
+    }
+    readyFirst(List.of(offer.ref()));
+    return true;
   }
 
   private int expireOffers(Predicate<Offer> expired) {
