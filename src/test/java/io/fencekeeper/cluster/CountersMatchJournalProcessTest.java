@@ -1,41 +1,24 @@
 package io.fencekeeper.cluster;
 
-import static io.fencekeeper.cluster.ClusterFixture.DATE;
 import static io.fencekeeper.cluster.ClusterFixture.accounts;
 import static io.fencekeeper.cluster.ClusterFixture.assertOneEffectPerKey;
 import static io.fencekeeper.cluster.ClusterFixture.awaitDone;
 import static io.fencekeeper.cluster.ClusterFixture.awaitEnded;
 import static io.fencekeeper.cluster.ClusterFixture.createRun;
-import static io.fencekeeper.cluster.ClusterFixture.nodeOf;
 import static io.fencekeeper.cluster.ClusterFixture.view;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import io.fencekeeper.item.ItemAudit;
-import io.fencekeeper.item.ItemId;
-import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.run.RunState;
 import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.testing.Await;
 import io.fencekeeper.testing.ProcessTest;
-import java.net.URI;
-import java.net.URLEncoder;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.apache.pekko.cluster.Member;
 import org.apache.pekko.cluster.typed.Cluster;
 import org.junit.jupiter.api.Test;
@@ -136,7 +119,8 @@ class CountersMatchJournalProcessTest {
       assertOneEffectPerKey(cluster.client, job, accounts, cluster.ledger());
 
       // 3. the journal's counts, read event by event
-      JournalCounts journal = JournalCounts.of(cluster.client, job, accounts);
+      FaultOutcome.JournalCounts journal =
+          FaultOutcome.JournalCounts.of(cluster.client, job, accounts);
       // stale commands were refused, and the journal counts them (the counters are compared below);
       // whether the woken node's own are among them is luck: an attempt whose ask to its item was
       // under way through the pause gives up on waking without another word (docs/design.md,
@@ -151,8 +135,8 @@ class CountersMatchJournalProcessTest {
       // 4. the run view and /metrics of a survivor agree with it: an ended run's counters are final
       ProcessCluster.NodeProcess survivor = cluster.nodes.get(1);
       Map<String, Long> expected = journal.asCounters();
-      Map<String, Long> viewed = viewCounters(survivor, runId);
-      Map<String, Long> scraped = metricCounters(survivor, runId);
+      Map<String, Long> viewed = FaultOutcome.viewCounters(survivor, runId);
+      Map<String, Long> scraped = FaultOutcome.metricCounters(survivor, runId);
       assertEquals(expected, viewed, "GET /api/runs/{runId} against the journal");
       assertEquals(expected, scraped, "GET /metrics against the journal");
       System.out.printf(
@@ -165,66 +149,6 @@ class CountersMatchJournalProcessTest {
           journal.staleFrom(paused.address()),
           stop.held().size(),
           stop.tries());
-    }
-  }
-
-  /** The counters as the journal has them, counted here without the product's own code. */
-  record JournalCounts(
-      long staleRejections,
-      long takeovers,
-      long reconciliations,
-      long throttledAnswers,
-      long claims,
-      Map<String, Long> staleByNode) {
-
-    static JournalCounts of(
-        io.fencekeeper.node.FencekeeperNode via, String job, List<AccountCursor> accounts)
-        throws Exception {
-      ItemAudit audit = new ItemAudit(via.system());
-      long stale = 0;
-      long takeovers = 0;
-      long reconciliations = 0;
-      long throttled = 0;
-      long claims = 0;
-      Map<String, Long> staleByNode = new LinkedHashMap<>();
-      for (AccountCursor account : accounts) {
-        ItemId id = ItemId.of(job, DATE, account.accountId(), account.cursor());
-        for (ItemAudit.Entry entry :
-            audit.trail(id).toCompletableFuture().get(20, TimeUnit.SECONDS)) {
-          WorkItem.Event event = entry.event();
-          if (event instanceof WorkItem.StaleCommandRejected rejected) {
-            stale++;
-            if (rejected.workerId() != null) {
-              staleByNode.merge(nodeOf(rejected.workerId()), 1L, Long::sum);
-            }
-          } else if (event instanceof WorkItem.LeaseGranted granted) {
-            claims++;
-            takeovers += granted.previousOwner() != null ? 1 : 0;
-          } else if (event instanceof WorkItem.ItemCompleted completed) {
-            reconciliations += completed.reconciled() ? 1 : 0;
-            throttled += completed.throttles();
-          } else if (event instanceof WorkItem.EffectRecorded recorded) {
-            reconciliations += recorded.reconciled() ? 1 : 0;
-          } else if (event instanceof WorkItem.AttemptFailed failed) {
-            throttled += failed.throttles();
-          }
-        }
-      }
-      return new JournalCounts(stale, takeovers, reconciliations, throttled, claims, staleByNode);
-    }
-
-    long staleFrom(String nodeAddress) {
-      return staleByNode.getOrDefault(nodeAddress, 0L);
-    }
-
-    /** Once the run has ended every claim's attempt has ended: attempts = claims. */
-    Map<String, Long> asCounters() {
-      return Map.of(
-          "staleRejections", staleRejections,
-          "takeovers", takeovers,
-          "reconciliations", reconciliations,
-          "throttledAnswers", throttledAnswers,
-          "attempts", claims);
     }
   }
 
@@ -246,75 +170,5 @@ class CountersMatchJournalProcessTest {
       }
     }
     return oldest == null ? null : oldest.address().toString();
-  }
-
-  private static final HttpClient HTTP = HttpClient.newHttpClient();
-  private static final ObjectMapper JSON = new ObjectMapper();
-
-  /** The body of a 200, or what went wrong instead (the waits show it as their last value). */
-  private static String get(ProcessCluster.NodeProcess node, String path) {
-    try {
-      HttpResponse<String> answer =
-          HTTP.send(
-              HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort() + path))
-                  .timeout(Duration.ofSeconds(10))
-                  .build(),
-              HttpResponse.BodyHandlers.ofString());
-      if (answer.statusCode() != 200) {
-        throw new IllegalStateException(path + " answered " + answer.statusCode());
-      }
-      return answer.body();
-    } catch (java.io.IOException | InterruptedException e) {
-      throw new IllegalStateException(path + ": " + e);
-    }
-  }
-
-  /** GET /api/runs/{runId}: the figures the dashboard, status and run report show. */
-  private static Map<String, Long> viewCounters(ProcessCluster.NodeProcess node, String runId) {
-    JsonNode run;
-    try {
-      run =
-          JSON.readTree(get(node, "/api/runs/" + URLEncoder.encode(runId, StandardCharsets.UTF_8)));
-    } catch (RuntimeException | java.io.IOException e) {
-      return Map.of(e.toString(), -1L);
-    }
-    Map<String, Long> counters = new LinkedHashMap<>();
-    for (String name :
-        List.of(
-            "staleRejections", "takeovers", "reconciliations", "throttledAnswers", "attempts")) {
-      counters.put(name, run.path(name).asLong(-1));
-    }
-    return counters;
-  }
-
-  /** GET /metrics: the run's counters as Prometheus scrapes them. */
-  private static Map<String, Long> metricCounters(ProcessCluster.NodeProcess node, String runId) {
-    String text;
-    try {
-      text = get(node, "/metrics");
-    } catch (RuntimeException e) {
-      return Map.of(e.toString(), -1L);
-    }
-    Map<String, String> names =
-        Map.of(
-            "staleRejections", "fencekeeper_run_stale_rejections_total",
-            "takeovers", "fencekeeper_run_takeovers_total",
-            "reconciliations", "fencekeeper_run_reconciliations_total",
-            "throttledAnswers", "fencekeeper_run_throttled_answers_total",
-            "attempts", "fencekeeper_run_attempts_total");
-    Map<String, Long> counters = new LinkedHashMap<>();
-    names.forEach(
-        (counter, metric) -> {
-          Matcher m =
-              Pattern.compile(
-                      "(?m)^"
-                          + metric
-                          + "\\{run=\""
-                          + Pattern.quote(runId)
-                          + "\",?\\} ([0-9.eE+]+)$")
-                  .matcher(text);
-          counters.put(counter, m.find() ? (long) Double.parseDouble(m.group(1)) : -1L);
-        });
-    return counters;
   }
 }

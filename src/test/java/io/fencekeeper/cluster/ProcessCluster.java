@@ -6,6 +6,7 @@ import io.fencekeeper.node.FencekeeperNode;
 import io.fencekeeper.provider.ProviderTestSupport;
 import io.fencekeeper.testing.Await;
 import io.fencekeeper.testing.ChildJvm;
+import io.fencekeeper.testing.DatabaseLink;
 import io.fencekeeper.testing.FreePorts;
 import io.fencekeeper.testing.TestDatabases;
 import java.io.IOException;
@@ -81,6 +82,10 @@ final class ProcessCluster implements AutoCloseable {
   final Path dir;
   final Process sim;
   final URI simUrl;
+
+  /** The nodes' road to the database, which the test can cut; null when they go straight there. */
+  final DatabaseLink databaseLink;
+
   final List<NodeProcess> nodes = new ArrayList<>();
   FencekeeperNode client;
 
@@ -121,7 +126,21 @@ final class ProcessCluster implements AutoCloseable {
       IntFunction<Launch> launches,
       String... simFlags)
       throws Exception {
-    this(SERVE, workersPerNode, timings, launches, simFlags);
+    this(SERVE, workersPerNode, timings, launches, false, simFlags);
+  }
+
+  /**
+   * {@code linkDatabase}: the nodes reach the database through a {@link DatabaseLink} the test can
+   * cut (the client member in the test JVM, and the test's own reads, go straight there).
+   */
+  ProcessCluster(
+      int workersPerNode,
+      Map<String, Object> timings,
+      IntFunction<Launch> launches,
+      boolean linkDatabase,
+      String... simFlags)
+      throws Exception {
+    this(SERVE, workersPerNode, timings, launches, linkDatabase, simFlags);
   }
 
   private ProcessCluster(
@@ -131,10 +150,22 @@ final class ProcessCluster implements AutoCloseable {
       IntFunction<Launch> launches,
       String... simFlags)
       throws Exception {
+    this(nodeMain, workersPerNode, timings, launches, false, simFlags);
+  }
+
+  private ProcessCluster(
+      List<String> nodeMain,
+      int workersPerNode,
+      Map<String, Object> timings,
+      IntFunction<Launch> launches,
+      boolean linkDatabase,
+      String... simFlags)
+      throws Exception {
     this.nodeMain = nodeMain;
     this.workersPerNode = workersPerNode;
     this.launches = launches;
     db = TestDatabases.freshPostgres();
+    databaseLink = linkDatabase ? new DatabaseLink(db.url()) : null;
     dir = Files.createTempDirectory("fencekeeper-processes");
     List<String> simCommand = new ArrayList<>(ChildJvm.command());
     simCommand.addAll(List.of("io.fencekeeper.cli.Main", "sim-provider", "--port", "0"));
@@ -226,7 +257,7 @@ final class ProcessCluster implements AutoCloseable {
     builder.redirectErrorStream(true).redirectOutput(log.toFile());
     Map<String, String> env = builder.environment();
     // docs/design.md, "Configuration": the only way an operator configures a node
-    env.put("FENCEKEEPER_DB_URL", db.url());
+    env.put("FENCEKEEPER_DB_URL", databaseLink == null ? db.url() : databaseLink.url(db.url()));
     env.put("FENCEKEEPER_DB_USER", db.user());
     env.put("FENCEKEEPER_DB_PASSWORD", db.password());
     env.put("FENCEKEEPER_DATA_DIR", dir.resolve("node-" + n).toString());
@@ -388,5 +419,8 @@ final class ProcessCluster implements AutoCloseable {
     }
     sim.destroy();
     sim.waitFor(10, TimeUnit.SECONDS);
+    if (databaseLink != null) {
+      databaseLink.close();
+    }
   }
 }
