@@ -1,6 +1,11 @@
 package io.fencekeeper.provider.http;
 
 import static io.fencekeeper.provider.http.HttpProtocol.json;
+import static io.fencekeeper.provider.http.ProviderAnswers.bodyProblem;
+import static io.fencekeeper.provider.http.ProviderAnswers.bodyTooLarge;
+import static io.fencekeeper.provider.http.ProviderAnswers.classifyFailure;
+import static io.fencekeeper.provider.http.ProviderAnswers.readOk;
+import static io.fencekeeper.provider.http.ProviderAnswers.unwrap;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.typesafe.config.Config;
@@ -11,26 +16,17 @@ import io.fencekeeper.provider.Provider;
 import io.fencekeeper.provider.ProviderError;
 import io.fencekeeper.provider.ProviderException;
 import io.fencekeeper.provider.Receipt;
-import java.io.IOException;
-import java.net.ConnectException;
+import io.fencekeeper.provider.http.ProviderAnswers.Answer;
 import java.net.URI;
-import java.net.UnknownHostException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.ZonedDateTime;
-import java.time.format.DateTimeFormatter;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import org.apache.pekko.actor.ActorSystem;
 import org.apache.pekko.actor.ClassicActorSystemProvider;
@@ -50,11 +46,8 @@ import org.apache.pekko.http.javadsl.model.ResponseEntity;
 import org.apache.pekko.http.javadsl.model.Uri;
 import org.apache.pekko.http.javadsl.model.headers.RawHeader;
 import org.apache.pekko.http.javadsl.settings.ConnectionPoolSettings;
-import org.apache.pekko.http.scaladsl.model.EntityStreamSizeException;
 import org.apache.pekko.japi.Pair;
-import org.apache.pekko.stream.BufferOverflowException;
 import org.apache.pekko.stream.Materializer;
-import org.apache.pekko.stream.StreamTcpException;
 import org.apache.pekko.stream.SystemMaterializer;
 import org.apache.pekko.stream.javadsl.Sink;
 import org.apache.pekko.util.ByteString;
@@ -93,7 +86,6 @@ public final class HttpProvider implements Provider {
    */
   public static final int MAX_RESPONSE_BYTES = 256 * 1024;
 
-  private static final Duration DEFAULT_RETRY_AFTER = Duration.ofSeconds(1);
   private static final HttpHeader ACCEPT_JSON = RawHeader.create("Accept", "application/json");
   private static final Duration MAX_KEEP_ALIVE = Duration.ofSeconds(5);
 
@@ -419,210 +411,6 @@ public final class HttpProvider implements Provider {
       // a ProviderException from the mapping, or a bug: ProviderError.from makes the latter
       // ambiguous, which is always safe
       result.completeExceptionally(e);
-    }
-  }
-
-  private static String bodyTooLarge() {
-    return "a body of more than " + MAX_RESPONSE_BYTES + " bytes (not read)";
-  }
-
-  private static String bodyProblem(Throwable failure) {
-    if (causedBy(failure, EntityStreamSizeException.class)) {
-      return bodyTooLarge();
-    }
-    if (causedBy(failure, TimeoutException.class)) {
-      return "a body that did not arrive within the request timeout";
-    }
-    String why = String.valueOf(failure.getMessage());
-    return "a body that could not be read: " + (why.length() > 200 ? why.substring(0, 200) : why);
-  }
-
-  /**
-   * A failure without an answer. Only a failure to connect (or a full pool queue) proves the
-   * request never left; any later failure (no answer within the request timeout, reset, EOF) on a
-   * mutation may have come after the provider applied it.
-   */
-  static ProviderError classifyFailure(Throwable cause, boolean mutation) {
-    if (isConnectFailure(cause)) {
-      return new ProviderError.Transient("could not connect to the provider: " + cause);
-    }
-    if (causedBy(cause, BufferOverflowException.class)) {
-      return new ProviderError.Transient(
-          "too many requests waiting for a connection to the provider (nothing was sent): "
-              + cause.getMessage());
-    }
-    String what =
-        causedBy(cause, TimeoutException.class)
-            ? "no answer within the request timeout"
-            : "connection failed after sending";
-    return mutation
-        ? new ProviderError.Ambiguous(what + " (the provider may have applied it): " + cause)
-        : new ProviderError.Transient(what + ": " + cause);
-  }
-
-  private static boolean isConnectFailure(Throwable cause) {
-    if (causedBy(cause, ConnectException.class) || causedBy(cause, UnknownHostException.class)) {
-      return true;
-    }
-    // Pekko's TCP stage reports a failed connect as "Tcp command [Connect(...)] failed ..."
-    for (Throwable t = cause; t != null; t = t.getCause()) {
-      if (t instanceof StreamTcpException
-          && t.getMessage() != null
-          && t.getMessage().startsWith("Tcp command [Connect(")) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  /** Maps every non-2xx status as docs/provider-protocol.md prescribes. */
-  private static <T> T readOk(Answer answer, Class<T> type, boolean mutation) {
-    int status = answer.status();
-    if (status == 200 || status == 201) {
-      if (answer.body() == null) {
-        throw new ProviderException(
-            mutation
-                ? new ProviderError.Ambiguous(
-                    "provider accepted (" + status + ") but answered " + answer.bodyProblem())
-                : new ProviderError.Transient(
-                    "provider answered " + status + " with " + answer.bodyProblem()));
-      }
-      try {
-        return json().readValue(answer.body(), type);
-      } catch (IOException e) {
-        throw new ProviderException(
-            mutation
-                ? new ProviderError.Ambiguous("provider accepted but answered garbage: " + e)
-                : new ProviderError.Transient("provider answered garbage: " + e),
-            e);
-      }
-    }
-    throw new ProviderException(classifyStatus(answer, mutation));
-  }
-
-  static ProviderError classifyStatus(Answer answer, boolean mutation) {
-    int status = answer.status();
-    HttpProtocol.ErrorBody body = errorBody(answer);
-    String detail = status + " " + body.error() + ": " + body.message();
-    if (status == 429) {
-      return new ProviderError.Throttled(retryAfter(answer), detail);
-    }
-    if (status == 409 && HttpProtocol.STALE_TOKEN.equals(body.error())) {
-      long presented =
-          body.presentedToken() != null ? body.presentedToken() : answer.presentedToken();
-      long highest = body.highestToken() != null ? body.highestToken() : -1L;
-      return new ProviderError.StaleToken(presented, highest);
-    }
-    if (status == 409 && HttpProtocol.KEY_IN_USE.equals(body.error())) {
-      // the first request with this key is still being processed: nothing new was applied
-      return new ProviderError.Transient(detail);
-    }
-    if (status == 408) {
-      // the provider gave up reading the request, so it never processed it
-      return new ProviderError.Transient(detail);
-    }
-    if (status >= 400 && status < 500) {
-      return new ProviderError.Permanent(detail);
-    }
-    // 5xx (or anything unexpected): on a mutation the provider may have applied it before failing
-    return mutation ? new ProviderError.Ambiguous(detail) : new ProviderError.Transient(detail);
-  }
-
-  private static HttpProtocol.ErrorBody errorBody(Answer answer) {
-    if (answer.body() == null) {
-      return HttpProtocol.ErrorBody.of("http_" + answer.status(), "(" + answer.bodyProblem() + ")");
-    }
-    try {
-      HttpProtocol.ErrorBody body = json().readValue(answer.body(), HttpProtocol.ErrorBody.class);
-      if (body != null && body.error() != null) {
-        return body;
-      }
-    } catch (IOException | RuntimeException e) {
-      // not the documented envelope (a proxy's HTML page, say): fall through to the status alone
-    }
-    String text = new String(answer.body(), StandardCharsets.UTF_8);
-    return HttpProtocol.ErrorBody.of(
-        "http_" + answer.status(), text.length() > 200 ? text.substring(0, 200) : text);
-  }
-
-  /**
-   * {@code Retry-After-Ms} wins for sub-second precision; otherwise {@code Retry-After} in
-   * delta-seconds or as an HTTP-date (RFC 9110 §10.2.3).
-   */
-  static Duration retryAfter(Answer answer) {
-    Optional<String> millis = answer.retryAfterMs();
-    if (millis.isPresent()) {
-      try {
-        return Duration.ofMillis(Math.max(0, Long.parseLong(millis.get().trim())));
-      } catch (NumberFormatException e) {
-        // fall back to Retry-After
-      }
-    }
-    if (answer.retryAfter().isEmpty()) {
-      return DEFAULT_RETRY_AFTER;
-    }
-    String value = answer.retryAfter().get().trim();
-    try {
-      return Duration.ofSeconds(Math.max(0, Long.parseLong(value)));
-    } catch (NumberFormatException notSeconds) {
-      try {
-        Instant at = ZonedDateTime.parse(value, DateTimeFormatter.RFC_1123_DATE_TIME).toInstant();
-        Duration until = Duration.between(Instant.now(), at);
-        return until.isNegative() ? Duration.ZERO : until;
-      } catch (DateTimeParseException notDate) {
-        return DEFAULT_RETRY_AFTER;
-      }
-    }
-  }
-
-  private static boolean causedBy(Throwable failure, Class<? extends Throwable> type) {
-    for (Throwable t = failure; t != null; t = t.getCause()) {
-      if (type.isInstance(t)) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  private static Throwable unwrap(Throwable failure) {
-    Throwable cause = failure;
-    while (cause instanceof CompletionException && cause.getCause() != null) {
-      cause = cause.getCause();
-    }
-    return cause;
-  }
-
-  /**
-   * An answer as the mapping reads it.
-   *
-   * @param body the body, or null when it was not read (then {@code bodyProblem} says why)
-   * @param presentedToken the Fencing-Token the request carried (-1 on a GET)
-   */
-  record Answer(
-      int status,
-      byte[] body,
-      String bodyProblem,
-      Optional<String> retryAfter,
-      Optional<String> retryAfterMs,
-      boolean replayed,
-      long presentedToken) {
-
-    static Answer of(
-        HttpResponse response, ByteString body, String bodyProblem, long presentedToken) {
-      return new Answer(
-          response.status().intValue(),
-          body == null ? null : body.toArray(),
-          bodyProblem,
-          header(response, HttpProtocol.RETRY_AFTER),
-          header(response, HttpProtocol.RETRY_AFTER_MS),
-          header(response, HttpProtocol.IDEMPOTENT_REPLAYED)
-              .map("true"::equalsIgnoreCase)
-              .orElse(false),
-          presentedToken);
-    }
-
-    private static Optional<String> header(HttpResponse response, String name) {
-      return response.getHeader(name).map(HttpHeader::value);
     }
   }
 }
