@@ -16,7 +16,6 @@ import io.fencekeeper.journal.JournalDatabase;
 import io.fencekeeper.provider.Provider;
 import io.fencekeeper.provider.ProviderName;
 import io.fencekeeper.provider.budget.BudgetKeeper;
-import io.fencekeeper.provider.budget.PermitLeaser;
 import io.fencekeeper.provider.budget.PermitPool;
 import io.fencekeeper.provider.budget.ProviderBudgets;
 import io.fencekeeper.provider.factory.ProviderCatalog;
@@ -33,10 +32,7 @@ import io.fencekeeper.run.scope.ScopeReader;
 import io.fencekeeper.run.scope.ScopeSettings;
 import io.fencekeeper.verify.Verifications;
 import io.fencekeeper.verify.VerifySettings;
-import io.fencekeeper.worker.Backoff;
 import io.fencekeeper.worker.ItemAttempt;
-import io.fencekeeper.worker.LeaveOnShutdown;
-import io.fencekeeper.worker.WorkerPool;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -270,9 +266,17 @@ public final class FencekeeperNode implements AutoCloseable {
             settings.maxRunLength(),
             catalog.entries().keySet(),
             shards);
-    Map<String, PermitPool> pools = permitPools(system, catalog, keeper);
+    Map<String, PermitPool> pools = NodeWorkerPool.permitPools(system, catalog, keeper);
     Map<String, ProviderFactory.Started> providers =
-        startWorkers(b, workers, system, ownWorkerItems, catalog, pools);
+        NodeWorkerPool.start(
+            system,
+            workers,
+            b.workerGateway.apply(ownWorkerItems),
+            catalog,
+            pools,
+            b.provider,
+            b.clock,
+            b.attemptListener);
     Map<String, Provider> lookups = new TreeMap<>();
     providers.forEach((name, started) -> lookups.put(name, started.provider()));
     if (b.provider != null) {
@@ -364,92 +368,6 @@ public final class FencekeeperNode implements AutoCloseable {
       return Duration.ofSeconds(2);
     }
     return third.compareTo(Duration.ofSeconds(15)) > 0 ? Duration.ofSeconds(15) : third;
-  }
-
-  /**
-   * This node's permits of every provider, renewed with the budget keeper (docs/design.md,
-   * "Provider budgets"). Every node reports, workers or not: a keeper that starts waits to hear
-   * from every member before it grants anew.
-   */
-  private static Map<String, PermitPool> permitPools(
-      ActorSystem<Void> system, ProviderCatalog catalog, ActorRef<BudgetKeeper.Command> keeper) {
-    Map<String, PermitPool> pools = new TreeMap<>();
-    PermitPool.Timer timer =
-        (delay, task) ->
-            system.scheduler().scheduleOnce(delay, task, system.executionContext())::cancel;
-    catalog
-        .entries()
-        .forEach(
-            (name, entry) ->
-                pools.put(
-                    name,
-                    new PermitPool(
-                        name,
-                        entry.budget(),
-                        entry.settings().requestTimeout(),
-                        System::nanoTime,
-                        timer)));
-    system.systemActorOf(
-        PermitLeaser.create(system.address().toString(), pools, keeper, catalog.permitLease()),
-        "permit-leaser",
-        Props.empty());
-    // a node that stops (leaving, downed, or just terminated) starts no more budgeted calls
-    CoordinatedShutdown.get(system)
-        .addTask(
-            CoordinatedShutdown.PhaseBeforeServiceUnbind(),
-            "close-provider-permits",
-            () -> {
-              pools.values().forEach(PermitPool::close);
-              return CompletableFuture.completedFuture(org.apache.pekko.Done.getInstance());
-            });
-    system.getWhenTerminated().thenRun(() -> pools.values().forEach(PermitPool::close));
-    return pools;
-  }
-
-  /**
-   * This node's worker pool, unless it only coordinates: one provider per name (built only for the
-   * workers), each call through its permits.
-   */
-  private static Map<String, ProviderFactory.Started> startWorkers(
-      Builder b,
-      int workers,
-      ActorSystem<Void> system,
-      ItemGateway items,
-      ProviderCatalog catalog,
-      Map<String, PermitPool> pools) {
-    if (workers <= 0) {
-      return Map.of();
-    }
-    Map<String, ProviderFactory.Started> providers = new TreeMap<>();
-    Map<String, ItemAttempt.Context> attempts = new TreeMap<>();
-    catalog
-        .entries()
-        .forEach(
-            (name, entry) -> {
-              ProviderFactory.Started provider =
-                  name.equals(ProviderName.DEFAULT) && b.provider != null
-                      ? new ProviderFactory.Started(b.provider, Optional.empty())
-                      : ProviderFactory.start(entry.settings(), system, workers);
-              providers.put(name, provider);
-              attempts.put(
-                  name,
-                  new ItemAttempt.Context(
-                      b.workerGateway.apply(items),
-                      provider.provider(),
-                      b.clock,
-                      system.scheduler(),
-                      system.executionContext(),
-                      Backoff.defaults(),
-                      b.attemptListener,
-                      pools.get(name)));
-            });
-    ActorRef<WorkerPool.Command> pool =
-        system.systemActorOf(
-            WorkerPool.create(workers, system.address().toString(), attempts),
-            "worker-pool",
-            Props.empty());
-    LeaveOnShutdown.register(system, pool);
-    return providers;
   }
 
   /** Nightly schedules: at start-up (catch-up of a firing missed while down) and every 30 s. */
