@@ -537,7 +537,7 @@ public final class WorkItem
     }
 
     State onLeaseGranted(LeaseGranted e) {
-      Change next = change();
+      StateChange next = change();
       next.status = Status.LEASED;
       next.owner = e.workerId();
       next.token = e.token();
@@ -554,7 +554,7 @@ public final class WorkItem
     }
 
     State onLeaseRenewed(LeaseRenewed e) {
-      Change next = change();
+      StateChange next = change();
       next.leaseExpiresAt = e.leaseExpiresAt();
       return next.state();
     }
@@ -571,7 +571,7 @@ public final class WorkItem
     State onCompleted(ItemCompleted e) {
       State recorded =
           e.outcome() == null ? this : reported(EffectStatus.RECORDED, e.outcome(), lastError);
-      Change next = recorded.change();
+      StateChange next = recorded.change();
       next.status = Status.DONE;
       next.outcomeReported = true;
       next.closedReason = null;
@@ -580,7 +580,8 @@ public final class WorkItem
     }
 
     State onAttemptFailed(AttemptFailed e) {
-      Change next = unheld(e.exhausted() ? Status.FAILED : Status.PENDING, budget.holderReported());
+      StateChange next =
+          unheld(e.exhausted() ? Status.FAILED : Status.PENDING, budget.holderReported());
       next.lastError = e.error();
       next.retryAt = e.retryAt();
       return next.state();
@@ -591,7 +592,7 @@ public final class WorkItem
     }
 
     State onClosed(ItemClosed e) {
-      Change next = unheld(Status.CLOSED, budgetAfterLeaseEnds());
+      StateChange next = unheld(Status.CLOSED, budgetAfterLeaseEnds());
       next.token = e.newToken();
       next.effect = LeaseRules.effectAfterLeaseEnds(this);
       next.closedReason = e.reason();
@@ -616,7 +617,7 @@ public final class WorkItem
       }
       AttemptBudget after = budget.returned(e.workerId(), e.token()).orElse(budget);
       if (e.quarantineLifted() && status == Status.QUARANTINED) {
-        Change next = unheld(Status.PENDING, after);
+        StateChange next = unheld(Status.PENDING, after);
         next.lastError = Quarantine.liftReason(e.workerId(), e.token());
         return next.state();
       }
@@ -632,14 +633,14 @@ public final class WorkItem
     }
 
     private State withBudget(AttemptBudget nextBudget) {
-      Change next = change();
+      StateChange next = change();
       next.budget = nextBudget;
       return next.state();
     }
 
     /** A claim found the holders lost: any lapsed lease ends, fenced off, with its holder lost. */
     private State refusedAtClaim(Status status, long newToken, String reason) {
-      Change next = unheld(status, budgetAfterLeaseEnds());
+      StateChange next = unheld(status, budgetAfterLeaseEnds());
       next.token = newToken;
       next.effect = LeaseRules.effectAfterLeaseEnds(this);
       next.lastError = reason;
@@ -656,7 +657,7 @@ public final class WorkItem
 
     /** The holder told us what happened: the effect as it now stands. */
     private State reported(EffectStatus nextEffect, EffectOutcome outcome, String error) {
-      Change next = change();
+      StateChange next = change();
       next.effect = nextEffect;
       next.effectOutcome = outcome;
       next.outcomeReported = true;
@@ -669,8 +670,8 @@ public final class WorkItem
      * No holder any more: failed, released, reopened, closed or quarantined. The token, the effect
      * and the last error stay unless the caller changes them; a close or retry time is not kept.
      */
-    private Change unheld(Status status, AttemptBudget nextBudget) {
-      Change next = change();
+    private StateChange unheld(Status status, AttemptBudget nextBudget) {
+      StateChange next = change();
       next.status = status;
       next.owner = null;
       next.leaseExpiresAt = null;
@@ -682,64 +683,8 @@ public final class WorkItem
       return next;
     }
 
-    private Change change() {
-      return new Change(this);
-    }
-
-    /**
-     * A copy of a state to change: each transition sets only the fields it changes. Mutable, and
-     * never outside the transition that made it.
-     */
-    private static final class Change {
-      Status status;
-      String owner;
-      long token;
-      Instant leaseExpiresAt;
-      int attempt;
-      int maxAttempts;
-      EffectStatus effect;
-      EffectOutcome effectOutcome;
-      boolean outcomeReported;
-      String lastError;
-      String closedReason;
-      Instant retryAt;
-      AttemptBudget budget;
-      long ownerIncarnation;
-
-      Change(State from) {
-        status = from.status;
-        owner = from.owner;
-        token = from.token;
-        leaseExpiresAt = from.leaseExpiresAt;
-        attempt = from.attempt;
-        maxAttempts = from.maxAttempts;
-        effect = from.effect;
-        effectOutcome = from.effectOutcome;
-        outcomeReported = from.outcomeReported;
-        lastError = from.lastError;
-        closedReason = from.closedReason;
-        retryAt = from.retryAt;
-        budget = from.budget;
-        ownerIncarnation = from.ownerIncarnation;
-      }
-
-      State state() {
-        return new State(
-            status,
-            owner,
-            token,
-            leaseExpiresAt,
-            attempt,
-            maxAttempts,
-            effect,
-            effectOutcome,
-            outcomeReported,
-            lastError,
-            closedReason,
-            retryAt,
-            budget,
-            ownerIncarnation);
-      }
+    private StateChange change() {
+      return new StateChange(this);
     }
   }
 
@@ -758,39 +703,9 @@ public final class WorkItem
 
   static final int SNAPSHOT_EVERY = 100;
 
-  /**
-   * The tag of the events a run's counters are made of (docs/design.md, "Observability"): stale
-   * rejections, takeovers, attempts that ended without a clean completion, and completions that
-   * reconciled or met throttling. A clean completion is not tagged, so the happy path writes no tag
-   * row. The run of an event is in its persistence id.
-   */
-  public static final String SIGNAL_TAG = "item-signal";
-
   @Override
   public Set<String> tagsFor(Event event) {
-    return isSignal(event) ? SIGNAL_TAGS : Set.of();
-  }
-
-  private static final Set<String> SIGNAL_TAGS = Set.of(SIGNAL_TAG);
-
-  static boolean isSignal(Event event) {
-    if (event instanceof LeaseGranted granted) {
-      return granted.previousOwner() != null;
-    }
-    if (event instanceof ItemCompleted completed) {
-      return completed.reconciled() || completed.throttles() > 0;
-    }
-    if (event instanceof EffectRecorded recorded) {
-      return recorded.reconciled();
-    }
-    if (event instanceof ItemClosed closed) {
-      return closed.abandonedOwner() != null;
-    }
-    return event instanceof StaleCommandRejected
-        || event instanceof AttemptFailed
-        || event instanceof LeaseReleased
-        || event instanceof ItemQuarantined
-        || event instanceof AttemptsExhausted;
+    return ItemSignals.isSignal(event) ? ItemSignals.TAGS : Set.of();
   }
 
   @Override

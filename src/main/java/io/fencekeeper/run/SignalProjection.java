@@ -1,6 +1,7 @@
 package io.fencekeeper.run;
 
 import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.ItemSignals;
 import io.fencekeeper.item.WorkItem;
 import java.time.Duration;
 import java.util.List;
@@ -25,11 +26,11 @@ import org.apache.pekko.stream.javadsl.Sink;
 import org.apache.pekko.stream.javadsl.Source;
 
 /**
- * Reads the items' tagged events ({@link WorkItem#SIGNAL_TAG}) from the journal, in journal order,
- * and hands them to the coordinator in batches, which adds them to the runs' counters and persists
- * the counters with the offset they reached. So the counters are the journal's, whatever node wrote
- * the events and whichever nodes died since; after a coordinator move the projection goes on from
- * the persisted offset.
+ * Reads the items' tagged events ({@link ItemSignals#TAG}) from the journal, in journal order, and
+ * hands them to the coordinator in batches, which adds them to the runs' counters and persists the
+ * counters with the offset they reached. So the counters are the journal's, whatever node wrote the
+ * events and whichever nodes died since; after a coordinator move the projection goes on from the
+ * persisted offset.
  */
 final class SignalProjection {
 
@@ -47,7 +48,7 @@ final class SignalProjection {
             RestartSettings.create(Duration.ofMillis(500), Duration.ofSeconds(10), 0.2),
             () ->
                 journal(system)
-                    .eventsByTag(WorkItem.SIGNAL_TAG, Offset.sequence(acknowledged.get()))
+                    .eventsByTag(ItemSignals.TAG, Offset.sequence(acknowledged.get()))
                     .map(SignalProjection::signal)
                     .groupedWithin(BATCH, Duration.ofMillis(200))
                     .mapAsync(1, batch -> hand(system, coordinator, batch))
@@ -67,7 +68,7 @@ final class SignalProjection {
   static CompletionStage<Done> catchUp(
       ActorSystem<?> system, long fromOffset, ActorRef<RunCoordinator.Command> coordinator) {
     return journal(system)
-        .currentEventsByTag(WorkItem.SIGNAL_TAG, Offset.sequence(fromOffset))
+        .currentEventsByTag(ItemSignals.TAG, Offset.sequence(fromOffset))
         .map(SignalProjection::signal)
         .grouped(BATCH)
         .mapAsync(1, batch -> hand(system, coordinator, batch))
