@@ -18,8 +18,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.sql.Statement;
+import java.sql.Timestamp;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -359,6 +362,25 @@ final class ProcessCluster implements AutoCloseable {
     return runs.entrySet().stream()
         .filter(e -> e.getValue().stream().distinct().count() < e.getValue().size())
         .collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue));
+  }
+
+  /**
+   * The first column of the first row {@code sql} answers on the journal's database, null when it
+   * answers none; a timestamp as an Instant.
+   */
+  Object queryOne(String sql, Object... params) {
+    try (Connection c = DriverManager.getConnection(db.url(), db.user(), db.password());
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      for (int i = 0; i < params.length; i++) {
+        ps.setObject(i + 1, params[i]);
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        Object value = rs.next() ? rs.getObject(1) : null;
+        return value instanceof Timestamp t ? t.toInstant() : value;
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(sql, e);
+    }
   }
 
   static void signal(Process process, String signal) throws Exception {

@@ -35,21 +35,7 @@ record StopWhileHolding(Instant stoppedAt, Map<String, String> held, int tries) 
     for (int tries = 1; ; tries++) {
       Instant stoppedAt = Instant.now();
       ProcessCluster.signal(node.process(), "STOP");
-      // a command the node sent just before the stop may still be on its way to an item: the
-      // second read comes after the first one's query has ended, and a lease is counted only when
-      // both show it open
-      Map<String, String> first = JournalTimeline.read(cluster, job).leasedBy(address);
-      Map<String, String> held = new LinkedHashMap<>();
-      if (!first.isEmpty()) {
-        JournalTimeline.read(cluster, job)
-            .leasedBy(address)
-            .forEach(
-                (item, holder) -> {
-                  if (holder.equals(first.get(item))) {
-                    held.put(item, holder);
-                  }
-                });
-      }
+      Map<String, String> held = heldWhileStopped(cluster, job, address);
       if (!held.isEmpty()) {
         return new StopWhileHolding(stoppedAt, held, tries);
       }
@@ -64,5 +50,28 @@ record StopWhileHolding(Instant stoppedAt, Map<String, String> held, int tries) 
           () -> view(cluster.client, runId).map(RunView::counts).orElse(null),
           counts -> counts != null && counts.done() >= done + 5);
     }
+  }
+
+  /**
+   * The leases of {@code job} that workers of the node at {@code address}, stopped by the caller,
+   * hold: item → holder. A command the node sent just before the stop may still be on its way to an
+   * item: the second read comes after the first one's query has ended, and a lease is counted only
+   * when both show it open.
+   */
+  static Map<String, String> heldWhileStopped(ProcessCluster cluster, String job, String address)
+      throws Exception {
+    Map<String, String> first = JournalTimeline.read(cluster, job).leasedBy(address);
+    Map<String, String> held = new LinkedHashMap<>();
+    if (!first.isEmpty()) {
+      JournalTimeline.read(cluster, job)
+          .leasedBy(address)
+          .forEach(
+              (item, holder) -> {
+                if (holder.equals(first.get(item))) {
+                  held.put(item, holder);
+                }
+              });
+    }
+    return held;
   }
 }
