@@ -237,6 +237,22 @@ public final class Verification
     }
   }
 
+  /**
+   * A pass ends where the run's scope ends, and a prune deletes the scope from its first row: a
+   * scope shorter than the run was pruned before or while it was checked. Nothing orders a prune
+   * and a verification of the same run, so the verification says what it could not check rather
+   * than agree on the rows that were left.
+   */
+  private String rowsMissing(State state) {
+    return state.scanned() >= plan.population()
+        ? null
+        : "only "
+            + state.scanned()
+            + " of the run's "
+            + plan.population()
+            + " rows were there to check: the run was pruned before or while it was verified";
+  }
+
   /** Why a pass failed, in one line: the item that could not be checked, or the failure. */
   static String reason(Throwable failure) {
     for (Throwable t = failure; t != null; t = t.getCause()) {
@@ -308,10 +324,11 @@ public final class Verification
       return Effect().noReply();
     }
     running = null;
+    String failure = ended.failure() != null ? ended.failure() : rowsMissing(state);
     Ended event =
-        ended.failure() == null
+        failure == null
             ? new Ended(VerificationView.Status.COMPLETED, null, deps.clock().instant())
-            : new Ended(VerificationView.Status.FAILED, ended.failure(), deps.clock().instant());
+            : new Ended(VerificationView.Status.FAILED, failure, deps.clock().instant());
     return Effect()
         .persist(event)
         .thenRun(

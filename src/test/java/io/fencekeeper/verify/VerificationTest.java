@@ -11,6 +11,7 @@ import io.fencekeeper.provider.Receipt;
 import io.fencekeeper.provider.sim.SimFaults;
 import io.fencekeeper.run.RunState;
 import io.fencekeeper.run.RunView;
+import io.fencekeeper.run.ScopePurge;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.testing.Await;
 import io.fencekeeper.testing.TestDatabases;
@@ -191,6 +192,34 @@ class VerificationTest {
     assertEquals(37, firstKeys.size());
     assertEquals(firstKeys.keySet(), againKeys.keySet(), "the same seed, the same items");
     assertEquals(2, again.number());
+  }
+
+  @Test
+  void aRunWhoseScopeWasPrunedIsIncompleteNotAgreedOnTheRowsLeft() throws Exception {
+    f.startNode(8, Map.of());
+    List<AccountCursor> accounts = VerifyFixture.accounts(300);
+    RunView run = f.create("pruned-first", accounts);
+    assertEquals(RunState.SUCCEEDED, f.awaitEnded(run.runId()).state());
+    var filed =
+        Await.until(
+            VerifyFixture.WAIT,
+            "the run filed",
+            () -> f.node.endedRuns().find(run.runId()),
+            found -> found.isPresent());
+    // a prune's first batch, as a retention pass deletes it: the first 100 items' rows and events
+    ScopePurge.Batch deleted =
+        ScopePurge.on(f.node.runItems()).deleteBatch(filed.orElseThrow().record(), 100);
+    assertEquals(100, deleted.items());
+
+    VerificationView done =
+        f.awaitConcluded(run.runId(), f.started(run.runId(), 0, OptionalLong.empty()).number());
+
+    assertEquals("INCOMPLETE", done.verdict(), done.toString());
+    assertEquals(200, done.scanned(), "the rows the prune left");
+    assertEquals(
+        "only 200 of the run's 300 rows were there to check: the run was pruned before or while"
+            + " it was verified",
+        done.reason());
   }
 
   @Test
