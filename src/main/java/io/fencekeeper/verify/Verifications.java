@@ -148,10 +148,16 @@ public final class Verifications {
                 return refused("unknown_run", "no run " + runId);
               }
               var run = found.get();
-              if (!run.state().ended() || run.state() == RunState.STAGING) {
+              if (!run.state().ended()) {
                 return refused(
                     "run_not_ended",
                     "run " + runId + " is " + run.state() + ": only an ended run can be verified");
+              }
+              if (run.scopeId() == null) {
+                // its staging failed: no scope, no provider, no item ever ran
+                return refused(
+                    "run_never_ran",
+                    "run " + runId + " never ran (its scope was not staged): nothing to verify");
               }
               VerificationPlan plan =
                   VerificationPlan.of(

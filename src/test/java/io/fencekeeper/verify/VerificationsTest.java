@@ -18,7 +18,6 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -104,19 +103,12 @@ class VerificationsTest {
    * A run whose staging failed never ran: it has no scope id and no provider, and the run view
    * shows it FAILED ("scope staging failed: ..."), which counts as ended.
    */
-  @Disabled(
-      "bug: Verifications.start accepts a run whose staging failed (its view is FAILED, so"
-          + " ended); its plan has no provider, Verification.startPass calls"
-          + " LookupProviders.apply(null), Map.copyOf(...).get(null) throws a"
-          + " NullPointerException in recovery, and the keeper starts it again every 2 s without"
-          + " end, an ERROR with a stack trace each time")
   @Test
   void aRunWhoseStagingFailedHasNotRunAndIsNotVerified() throws Exception {
     String failed = staged("staging-failed", "FAILED", "scope row 3: accountId is empty");
 
-    VerificationKeeper.StartReply reply = f.verify(failed, 0, OptionalLong.empty());
-
-    assertInstanceOf(VerificationKeeper.Refused.class, reply, String.valueOf(reply));
+    assertEquals("run_never_ran", refusal(failed));
+    assertTrue(f.node.verifications().list(failed).toCompletableFuture().join().isEmpty());
   }
 
   String refusal(String runId) throws Exception {
