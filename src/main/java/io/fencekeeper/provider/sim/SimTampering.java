@@ -25,19 +25,19 @@ final class SimTampering {
   /** One request to {@code /admin/effects/{key}}; {@code key} is the decoded rest of the path. */
   static HttpResponse effect(String method, String key, SimLedger ledger) {
     if (key.isEmpty() || key.length() > 255) {
-      return SimProviderServer.respond(
+      return SimTransport.respond(
           400, ErrorBody.of(HttpProtocol.BAD_REQUEST, "the key must be 1-255 characters"));
     }
     return switch (method) {
       case "DELETE" ->
           ledger.lose(key)
               ? HttpResponse.create().withStatus(204)
-              : SimProviderServer.respond(
+              : SimTransport.respond(
                   404,
                   ErrorBody.of(HttpProtocol.NOT_FOUND, "no effect is recorded under this key"));
-      case "POST" -> SimProviderServer.respond(201, ledger.writeForeign(key));
+      case "POST" -> SimTransport.respond(201, ledger.writeForeign(key));
       default ->
-          SimProviderServer.respond(
+          SimTransport.respond(
               405,
               ErrorBody.of("method_not_allowed", "use DELETE or POST on this path"),
               RawHeader.create("Allow", "DELETE, POST"));
@@ -50,6 +50,6 @@ final class SimTampering {
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("total", perKey.values().stream().mapToLong(Long::longValue).sum());
     body.put("lookups", perKey);
-    return SimProviderServer.respond(200, body);
+    return SimTransport.respond(200, body);
   }
 }
