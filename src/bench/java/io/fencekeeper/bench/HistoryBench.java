@@ -1,6 +1,6 @@
 package io.fencekeeper.bench;
 
-import io.fencekeeper.api.ApiSettings;
+import io.fencekeeper.api.http.ApiSettings;
 import io.fencekeeper.api.HttpApi;
 import io.fencekeeper.node.FencekeeperNode;
 import io.fencekeeper.node.NodeConfig;

@@ -1,7 +1,7 @@
 package io.fencekeeper.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.fencekeeper.api.ApiJson;
+import io.fencekeeper.api.http.ApiJson;
 import io.fencekeeper.archive.ArchiveManifest;
 import io.fencekeeper.archive.ArchiveReader;
 import java.io.IOException;

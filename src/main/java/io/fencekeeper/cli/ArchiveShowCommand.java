@@ -2,7 +2,7 @@ package io.fencekeeper.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.fencekeeper.api.RunReport;
+import io.fencekeeper.api.runs.RunReport;
 import io.fencekeeper.archive.ArchiveManifest;
 import java.io.PrintStream;
 import java.util.Map;

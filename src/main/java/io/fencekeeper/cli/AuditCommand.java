@@ -3,7 +3,7 @@ package io.fencekeeper.cli;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.fencekeeper.api.ApiClient;
+import io.fencekeeper.api.client.ApiClient;
 import java.io.PrintStream;
 import java.util.Optional;
 import java.util.concurrent.Callable;

@@ -2,8 +2,8 @@ package io.fencekeeper.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.fencekeeper.api.ApiClient;
-import io.fencekeeper.api.ApiJson;
+import io.fencekeeper.api.client.ApiClient;
+import io.fencekeeper.api.http.ApiJson;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;

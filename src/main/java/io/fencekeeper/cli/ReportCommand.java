@@ -1,6 +1,6 @@
 package io.fencekeeper.cli;
 
-import io.fencekeeper.api.ApiClient;
+import io.fencekeeper.api.client.ApiClient;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;

@@ -1,8 +1,8 @@
 package io.fencekeeper.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.fencekeeper.api.ApiClient;
-import io.fencekeeper.api.EventStreamReader;
+import io.fencekeeper.api.client.ApiClient;
+import io.fencekeeper.api.client.EventStreamReader;
 import io.fencekeeper.run.RunState;
 import java.io.IOException;
 import java.io.InputStream;

@@ -2,7 +2,7 @@ package io.fencekeeper.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.fencekeeper.api.ApiClient;
+import io.fencekeeper.api.client.ApiClient;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;

@@ -4,6 +4,7 @@ import static io.fencekeeper.api.ApiTestNode.seg;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.fencekeeper.api.stream.RunEventStreamsTest;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.util.LinkedHashMap;

@@ -4,6 +4,9 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fencekeeper.api.http.ApiJson;
+import io.fencekeeper.api.http.ApiSettings;
+import io.fencekeeper.api.metrics.ApiMetrics;
 import io.fencekeeper.node.FencekeeperNode;
 import io.fencekeeper.testing.ManualClock;
 import io.fencekeeper.testing.TestDatabases;
@@ -30,25 +33,25 @@ import java.util.function.Supplier;
  * only the tests claim items), a manual clock, and the HTTP API bound to a free loopback port with
  * a bearer token. Every test makes runs of its own job, so tests do not see each other's items.
  */
-final class ApiTestNode implements AutoCloseable {
+public final class ApiTestNode implements AutoCloseable {
 
-  static final String TOKEN = "test-token-0123456789abcdef";
+  public static final String TOKEN = "test-token-0123456789abcdef";
   static final ManualClock CLOCK = ManualClock.at("2026-11-29T23:00:00Z");
   static final String DEADLINE = "2026-11-30T06:00:00Z";
   private static final AtomicInteger JOBS = new AtomicInteger();
 
   private static ApiTestNode shared;
 
-  final FencekeeperNode node;
-  final int port;
+  public final FencekeeperNode node;
+  public final int port;
   final ApiMetrics metrics = new ApiMetrics();
-  final String base;
-  final HttpClient http =
+  public final String base;
+  public final HttpClient http =
       HttpClient.newBuilder()
           .connectTimeout(Duration.ofSeconds(5))
           .version(HttpClient.Version.HTTP_1_1)
           .build();
-  final ObjectMapper json = ApiJson.mapper();
+  public final ObjectMapper json = ApiJson.mapper();
 
   private ApiTestNode() throws Exception {
     this(java.util.Map.of());
@@ -77,7 +80,7 @@ final class ApiTestNode implements AutoCloseable {
   }
 
   /** A node of its own, for tests that would disturb the shared one; the caller closes it. */
-  static ApiTestNode fresh() {
+  public static ApiTestNode fresh() {
     try {
       return new ApiTestNode();
     } catch (Exception e) {
@@ -135,7 +138,7 @@ final class ApiTestNode implements AutoCloseable {
   }
 
   /** A node of its own with configuration overrides; the caller closes it. */
-  static ApiTestNode fresh(java.util.Map<String, Object> configOverrides) {
+  public static ApiTestNode fresh(java.util.Map<String, Object> configOverrides) {
     try {
       return new ApiTestNode(configOverrides);
     } catch (Exception e) {
@@ -143,7 +146,7 @@ final class ApiTestNode implements AutoCloseable {
     }
   }
 
-  static synchronized ApiTestNode get() {
+  public static synchronized ApiTestNode get() {
     if (shared == null) {
       try {
         shared = new ApiTestNode();
@@ -155,17 +158,18 @@ final class ApiTestNode implements AutoCloseable {
     return shared;
   }
 
-  static String newJob(String prefix) {
+  public static String newJob(String prefix) {
     return prefix + "-" + JOBS.incrementAndGet();
   }
 
   /** Percent-encodes an id as one path segment. */
-  static String seg(String id) {
+  public static String seg(String id) {
     return URLEncoder.encode(id, StandardCharsets.UTF_8);
   }
 
-  record Answer(int status, String body, java.net.http.HttpHeaders headers, ObjectMapper json) {
-    JsonNode tree() {
+  public record Answer(
+      int status, String body, java.net.http.HttpHeaders headers, ObjectMapper json) {
+    public JsonNode tree() {
       try {
         return json.readTree(body);
       } catch (IOException e) {
@@ -173,7 +177,7 @@ final class ApiTestNode implements AutoCloseable {
       }
     }
 
-    String error() {
+    public String error() {
       return tree().path("error").asText();
     }
 
@@ -188,7 +192,7 @@ final class ApiTestNode implements AutoCloseable {
   }
 
   /** A read with the API token: with a token set, reads need one too. */
-  Answer get(String path) {
+  public Answer get(String path) {
     return send(
         HttpRequest.newBuilder(URI.create(base + path))
             .header("Authorization", "Bearer " + TOKEN)
@@ -197,7 +201,7 @@ final class ApiTestNode implements AutoCloseable {
   }
 
   /** A read as a caller without a token (or with {@code token} as its bearer token). */
-  Answer getAs(String path, String token) {
+  public Answer getAs(String path, String token) {
     HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(base + path)).GET();
     if (token != null) {
       request.header("Authorization", "Bearer " + token);
@@ -205,7 +209,7 @@ final class ApiTestNode implements AutoCloseable {
     return send(request, null);
   }
 
-  Answer post(String path, String body) {
+  public Answer post(String path, String body) {
     return send(
         HttpRequest.newBuilder(URI.create(base + path))
             .header("Content-Type", "application/json")
@@ -229,7 +233,7 @@ final class ApiTestNode implements AutoCloseable {
     return send(request, null);
   }
 
-  Answer send(HttpRequest.Builder request, String ignored) {
+  public Answer send(HttpRequest.Builder request, String ignored) {
     try {
       HttpResponse<String> response =
           http.send(
@@ -246,7 +250,7 @@ final class ApiTestNode implements AutoCloseable {
   }
 
   /** Creates a run of {@code accounts} accounts (a-1/c-1 ...) and returns its run id. */
-  String createRun(String job, int accounts) {
+  public String createRun(String job, int accounts) {
     StringBuilder list = new StringBuilder();
     for (int i = 1; i <= accounts; i++) {
       list.append(i > 1 ? "," : "")
@@ -294,12 +298,12 @@ final class ApiTestNode implements AutoCloseable {
     return claimed.tree().path("token").asLong();
   }
 
-  static String itemId(String runId, int account) {
+  public static String itemId(String runId, int account) {
     return runId + "/a-" + account + "/c-1";
   }
 
   /** Waits for a condition with a deadline instead of sleeping. */
-  static <T> T await(Supplier<T> probe, Predicate<T> done, Duration timeout, String what) {
+  public static <T> T await(Supplier<T> probe, Predicate<T> done, Duration timeout, String what) {
     Instant until = Instant.now().plus(timeout);
     T last = probe.get();
     while (!done.test(last)) {

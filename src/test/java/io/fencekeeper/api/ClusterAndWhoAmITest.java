@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.fencekeeper.api.http.ApiAuthTest;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.util.Map;

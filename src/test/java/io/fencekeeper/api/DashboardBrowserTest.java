@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fencekeeper.api.http.ApiJson;
 import io.fencekeeper.testing.Await;
 import io.fencekeeper.testing.BrowserTest;
 import java.io.IOException;

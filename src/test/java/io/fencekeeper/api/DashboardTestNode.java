@@ -1,5 +1,6 @@
 package io.fencekeeper.api;
 
+import io.fencekeeper.api.http.ApiSettings;
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.WorkItem;

@@ -4,6 +4,7 @@ import static io.fencekeeper.api.ApiTestNode.seg;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.fencekeeper.api.stream.RunEventStreamsTest;
 import io.fencekeeper.testing.Await;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

@@ -134,6 +134,6 @@ class HttpHardeningTest {
     assertEquals(Duration.ofSeconds(20), http.getDuration("request-timeout"));
     assertEquals(1024, http.getInt("max-connections"));
     assertEquals(4096, http.getBytes("parsing.max-uri-length"));
-    assertEquals("io.fencekeeper.api.ParsingErrors", http.getString("parsing.error-handler"));
+    assertEquals("io.fencekeeper.api.http.ParsingErrors", http.getString("parsing.error-handler"));
   }
 }

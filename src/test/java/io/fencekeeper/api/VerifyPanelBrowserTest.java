@@ -3,6 +3,7 @@ package io.fencekeeper.api;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.fencekeeper.api.metrics.ApiMetrics;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.run.RunView;

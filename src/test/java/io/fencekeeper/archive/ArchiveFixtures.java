@@ -1,7 +1,7 @@
 package io.fencekeeper.archive;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.fencekeeper.api.ApiJson;
+import io.fencekeeper.api.http.ApiJson;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.LinkedHashMap;

@@ -5,10 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.fencekeeper.api.ApiJson;
-import io.fencekeeper.api.ApiMetrics;
-import io.fencekeeper.api.ApiSettings;
 import io.fencekeeper.api.HttpApi;
+import io.fencekeeper.api.http.ApiJson;
+import io.fencekeeper.api.http.ApiSettings;
+import io.fencekeeper.api.metrics.ApiMetrics;
 import io.fencekeeper.node.FencekeeperNode;
 import io.fencekeeper.provider.Provider;
 import io.fencekeeper.testing.Await;

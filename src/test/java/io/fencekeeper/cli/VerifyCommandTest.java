@@ -3,7 +3,7 @@ package io.fencekeeper.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.fencekeeper.api.ApiMetrics;
+import io.fencekeeper.api.metrics.ApiMetrics;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.scope.AccountCursor;

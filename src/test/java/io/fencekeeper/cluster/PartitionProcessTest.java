@@ -16,7 +16,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.fencekeeper.api.ApiClient;
+import io.fencekeeper.api.client.ApiClient;
 import io.fencekeeper.cli.NodeExit;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.ItemShards;

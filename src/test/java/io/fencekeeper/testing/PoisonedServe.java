@@ -1,11 +1,11 @@
 package io.fencekeeper.testing;
 
 import com.typesafe.config.Config;
-import io.fencekeeper.api.ApiMetrics;
-import io.fencekeeper.api.ApiSettings;
 import io.fencekeeper.api.HttpApi;
-import io.fencekeeper.api.ManagementStarter;
-import io.fencekeeper.api.MeteredItemGateway;
+import io.fencekeeper.api.http.ApiSettings;
+import io.fencekeeper.api.metrics.ApiMetrics;
+import io.fencekeeper.api.metrics.MeteredItemGateway;
+import io.fencekeeper.api.ops.ManagementStarter;
 import io.fencekeeper.cli.NodeExit;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.node.FencekeeperNode;

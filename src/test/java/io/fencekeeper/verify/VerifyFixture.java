@@ -3,9 +3,9 @@ package io.fencekeeper.verify;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
 import com.sun.net.httpserver.HttpServer;
-import io.fencekeeper.api.ApiMetrics;
-import io.fencekeeper.api.ApiSettings;
 import io.fencekeeper.api.HttpApi;
+import io.fencekeeper.api.http.ApiSettings;
+import io.fencekeeper.api.metrics.ApiMetrics;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.node.FencekeeperNode;
 import io.fencekeeper.provider.Plan;
