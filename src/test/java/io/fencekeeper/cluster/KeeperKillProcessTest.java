@@ -11,7 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.fencekeeper.api.ApiJson;
+import io.fencekeeper.api.http.ApiJson;
 import io.fencekeeper.archive.ArchiveManifest;
 import io.fencekeeper.archive.ArchiveReader;
 import io.fencekeeper.item.ItemId;

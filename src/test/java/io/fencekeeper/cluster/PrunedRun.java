@@ -2,7 +2,7 @@ package io.fencekeeper.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.fencekeeper.api.ApiJson;
+import io.fencekeeper.api.http.ApiJson;
 import io.fencekeeper.archive.ArchiveManifest;
 import io.fencekeeper.archive.ArchiveReader;
 import io.fencekeeper.testing.Await;
