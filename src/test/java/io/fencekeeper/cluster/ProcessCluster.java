@@ -103,23 +103,23 @@ final class ProcessCluster implements AutoCloseable {
   private static final List<String> SERVE = List.of("io.fencekeeper.cli.Main", "serve");
 
   ProcessCluster(int workersPerNode, String... simFlags) throws Exception {
-    this(SERVE, workersPerNode, Map.of(), n -> Launch.PLAIN, simFlags);
+    this(SERVE, workersPerNode, Map.of(), n -> Launch.PLAIN, false, simFlags);
   }
 
   /** {@code timings} override the test timings (HOCON paths), e.g. a slower failure detector. */
   ProcessCluster(int workersPerNode, Map<String, Object> timings, String... simFlags)
       throws Exception {
-    this(SERVE, workersPerNode, timings, n -> Launch.PLAIN, simFlags);
+    this(SERVE, workersPerNode, timings, n -> Launch.PLAIN, false, simFlags);
   }
 
   /** Nodes started by another main class, e.g. a test's {@code serve} with a fault built in. */
   ProcessCluster(List<String> nodeMain, int workersPerNode, String... simFlags) throws Exception {
-    this(nodeMain, workersPerNode, Map.of(), n -> Launch.PLAIN, simFlags);
+    this(nodeMain, workersPerNode, Map.of(), n -> Launch.PLAIN, false, simFlags);
   }
 
   ProcessCluster(int workersPerNode, IntFunction<Launch> launches, String... simFlags)
       throws Exception {
-    this(SERVE, workersPerNode, Map.of(), launches, simFlags);
+    this(SERVE, workersPerNode, Map.of(), launches, false, simFlags);
   }
 
   /** {@code timings}: HOCON paths over the test timings, for every node. */
@@ -144,16 +144,6 @@ final class ProcessCluster implements AutoCloseable {
       String... simFlags)
       throws Exception {
     this(SERVE, workersPerNode, timings, launches, linkDatabase, simFlags);
-  }
-
-  private ProcessCluster(
-      List<String> nodeMain,
-      int workersPerNode,
-      Map<String, Object> timings,
-      IntFunction<Launch> launches,
-      String... simFlags)
-      throws Exception {
-    this(nodeMain, workersPerNode, timings, launches, false, simFlags);
   }
 
   private ProcessCluster(
