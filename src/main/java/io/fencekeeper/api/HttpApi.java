@@ -25,6 +25,7 @@ import io.fencekeeper.api.items.ApiViews;
 import io.fencekeeper.api.items.ItemEndpoints;
 import io.fencekeeper.api.metrics.ApiMetrics;
 import io.fencekeeper.api.metrics.MeteredItemGateway;
+import io.fencekeeper.api.ops.ApiReadinessCheck;
 import io.fencekeeper.api.ops.ArchiveEndpoints;
 import io.fencekeeper.api.ops.ClusterStatus;
 import io.fencekeeper.api.ops.OpsEndpoints;
@@ -233,7 +234,12 @@ public final class HttpApi {
             "fencekeeper-http-api-unbind",
             () ->
                 binding
-                    .whenComplete((bound, failure) -> api.events.close())
+                    .whenComplete(
+                        (bound, failure) -> {
+                          // not ready from the unbind on: a balancer stops sending new calls
+                          ApiReadinessCheck.serving(system.classicSystem(), false);
+                          api.events.close();
+                        })
                     .thenCompose(bound -> bound.unbind())
                     .exceptionally(failure -> Done.getInstance())
                     .thenApply(
@@ -244,6 +250,7 @@ public final class HttpApi {
     return binding.whenComplete(
         (bound, failure) -> {
           if (failure == null) {
+            ApiReadinessCheck.serving(system.classicSystem(), true);
             log.info(
                 "HTTP API listening on {} ({})",
                 bound.localAddress(),

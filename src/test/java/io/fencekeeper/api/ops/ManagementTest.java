@@ -1,9 +1,12 @@
 package io.fencekeeper.api.ops;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fencekeeper.api.ApiTestNode;
+import io.fencekeeper.api.HttpApi;
+import io.fencekeeper.api.http.ApiSettings;
 import io.fencekeeper.node.FencekeeperNode;
 import io.fencekeeper.testing.ManualClock;
 import io.fencekeeper.testing.TestDatabases;
@@ -20,7 +23,9 @@ import java.util.concurrent.TimeUnit;
 import org.apache.pekko.http.javadsl.model.Uri;
 import org.junit.jupiter.api.Test;
 
-/** Pekko Management on its own port: members, readiness with the journal check, liveness. */
+/**
+ * Pekko Management on its own port: members, readiness with the journal and API checks, liveness.
+ */
 class ManagementTest {
 
   @Test
@@ -46,6 +51,20 @@ class ManagementTest {
               .get(30, TimeUnit.SECONDS);
       HttpClient http = HttpClient.newHttpClient();
       String base = uri.toString().replaceAll("/$", "");
+      // Up and the journal answering, but the API not yet bound (serve binds it last): not ready by
+      // conf/fencekeeper.conf's fencekeeper-api check, so a balancer, or a client that waited for
+      // readiness, is never sent to a closed port (a process test was, under load)
+      var classic = node.system().classicSystem();
+      ApiTestNode.await(
+          () -> new JournalReadinessCheck(classic).get().toCompletableFuture().join(),
+          Boolean::booleanValue,
+          Duration.ofSeconds(30),
+          "the journal check");
+      assertFalse(new ApiReadinessCheck(classic).get().toCompletableFuture().join());
+      assertEquals(500, get(http, base + "/health/ready").statusCode());
+      HttpApi.start(node, ApiSettings.from(node.settings()).withPort(0))
+          .toCompletableFuture()
+          .get(30, TimeUnit.SECONDS);
       HttpResponse<String> ready =
           ApiTestNode.await(
               () -> get(http, base + "/health/ready"),
