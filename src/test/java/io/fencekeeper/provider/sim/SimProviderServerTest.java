@@ -2,6 +2,7 @@ package io.fencekeeper.provider.sim;
 
 import static io.fencekeeper.provider.ProviderTestSupport.awaitCondition;
 import static io.fencekeeper.provider.ProviderTestSupport.raw;
+import static io.fencekeeper.provider.sim.SimConnection.CLEANUP;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -23,11 +24,6 @@ import picocli.CommandLine;
 
 /** The sim's HTTP server itself (Pekko HTTP): dropped connections, refusals, its flags. */
 class SimProviderServerTest {
-
-  private static final String CLEANUP =
-      "{\"itemId\":\"j/2026-11-29/a-1/c-1\",\"job\":\"j\",\"businessDate\":\"2026-11-29\","
-          + "\"accountId\":\"a-1\",\"cursor\":\"c-1\",\"action\":\"write-off-residual\","
-          + "\"amountMinor\":1,\"description\":\"d\"}";
 
   private SimProviderServer sim;
 
