@@ -36,7 +36,7 @@ import java.util.function.Supplier;
 public final class ApiTestNode implements AutoCloseable {
 
   public static final String TOKEN = "test-token-0123456789abcdef";
-  static final ManualClock CLOCK = ManualClock.at("2026-11-29T23:00:00Z");
+  public static final ManualClock CLOCK = ManualClock.at("2026-11-29T23:00:00Z");
   static final String DEADLINE = "2026-11-30T06:00:00Z";
   private static final AtomicInteger JOBS = new AtomicInteger();
 
@@ -234,6 +234,14 @@ public final class ApiTestNode implements AutoCloseable {
   }
 
   public Answer send(HttpRequest.Builder request, String ignored) {
+    return exchange(http, request, json);
+  }
+
+  /**
+   * Sends {@code request} with {@code http} and reads the answer as {@code json}: for a test that
+   * talks to a node this class did not start.
+   */
+  public static Answer exchange(HttpClient http, HttpRequest.Builder request, ObjectMapper json) {
     try {
       HttpResponse<String> response =
           http.send(
@@ -277,9 +285,19 @@ public final class ApiTestNode implements AutoCloseable {
   }
 
   private static String createBody(String job, String scope, String more) {
+    return createBody(job, "2026-11-29", scope, more);
+  }
+
+  /**
+   * A create request for {@code job} on {@code businessDate} with {@code scope} (JSON) as it is and
+   * {@code more} fields (each with its leading comma) as they are.
+   */
+  public static String createBody(String job, String businessDate, String scope, String more) {
     return "{\"job\":\""
         + job
-        + "\",\"businessDate\":\"2026-11-29\",\"deadline\":\""
+        + "\",\"businessDate\":\""
+        + businessDate
+        + "\",\"deadline\":\""
         + DEADLINE
         + "\""
         + more
