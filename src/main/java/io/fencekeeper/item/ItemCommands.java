@@ -59,7 +59,7 @@ final class ItemCommands {
   private final String itemValue;
   private final String idempotencyKey;
   private final Clock clock;
-  private final WorkItem.Settings settings;
+  private final ItemSettings settings;
   private final Runnable passivate;
   private final HolderNodes holderNodes;
 
@@ -67,7 +67,7 @@ final class ItemCommands {
       EffectFactories<Event, State> effect,
       String itemValue,
       Clock clock,
-      WorkItem.Settings settings,
+      ItemSettings settings,
       Runnable passivate,
       HolderNodes holderNodes) {
     this.effect = effect;

@@ -52,7 +52,7 @@ public final class WorkItem
    * the {@link #HOST_ROLE} role.
    */
   public static void init(
-      ActorSystem<?> system, Clock clock, Settings settings, ItemShards shards) {
+      ActorSystem<?> system, Clock clock, ItemSettings settings, ItemShards shards) {
     BooleanSupplier downed = NodeStanding.downed(system);
     HolderNodes holderNodes = HolderNodes.of(system);
     ClusterSharding.get(system)
@@ -77,19 +77,19 @@ public final class WorkItem
                 .withRole(HOST_ROLE));
   }
 
-  public static Behavior<Command> create(ItemId itemId, Clock clock, Settings settings) {
+  public static Behavior<Command> create(ItemId itemId, Clock clock, ItemSettings settings) {
     return create(itemId, clock, settings, () -> false);
   }
 
   /** {@code downed}: whether this item's node was downed (it then writes nothing more). */
   static Behavior<Command> create(
-      ItemId itemId, Clock clock, Settings settings, BooleanSupplier downed) {
+      ItemId itemId, Clock clock, ItemSettings settings, BooleanSupplier downed) {
     return new WorkItem(itemId, clock, settings, () -> {}, downed, HolderNodes.UNKNOWN);
   }
 
   /** {@code holderNodes}: which lease holders' nodes are alive (the cluster's view, in a node). */
   static Behavior<Command> create(
-      ItemId itemId, Clock clock, Settings settings, HolderNodes holderNodes) {
+      ItemId itemId, Clock clock, ItemSettings settings, HolderNodes holderNodes) {
     return new WorkItem(itemId, clock, settings, () -> {}, () -> false, holderNodes);
   }
 
@@ -107,7 +107,7 @@ public final class WorkItem
         new WorkItem(
                 itemId,
                 Clock.systemUTC(),
-                Settings.defaults(),
+                ItemSettings.defaults(),
                 () -> {},
                 () -> false,
                 HolderNodes.UNKNOWN)
@@ -117,23 +117,6 @@ public final class WorkItem
       state = handler.apply(state, event);
     }
     return ItemView.of(itemId.value(), itemId.idempotencyKey(), state);
-  }
-
-  /**
-   * Limits that protect the entity from absurd requests, and how many holders in a row may vanish
-   * before the item is quarantined ({@code fencekeeper.item.quarantine-after-losses}; 0: never).
-   */
-  public record Settings(Duration maxLease, int quarantineAfterLosses) {
-    public Settings {
-      if (quarantineAfterLosses < 0 || quarantineAfterLosses > 1000) {
-        throw new IllegalArgumentException(
-            "quarantine-after-losses must be between 0 and 1000, got " + quarantineAfterLosses);
-      }
-    }
-
-    public static Settings defaults() {
-      return new Settings(Duration.ofHours(1), 2);
-    }
   }
 
   private final ItemCommands commands;
@@ -147,7 +130,7 @@ public final class WorkItem
   private WorkItem(
       ItemId itemId,
       Clock clock,
-      Settings settings,
+      ItemSettings settings,
       Runnable passivate,
       BooleanSupplier downed,
       HolderNodes holderNodes) {

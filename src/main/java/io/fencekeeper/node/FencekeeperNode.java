@@ -8,6 +8,7 @@ import io.fencekeeper.dispatch.DispatchAgent;
 import io.fencekeeper.dispatch.NodeDispatcher;
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.ItemSettings;
 import io.fencekeeper.item.ItemShards;
 import io.fencekeeper.item.ReachabilityWatch;
 import io.fencekeeper.item.ShardedItems;
@@ -202,7 +203,7 @@ public final class FencekeeperNode implements AutoCloseable {
     WorkItem.init(
         system,
         b.clock,
-        new WorkItem.Settings(settings.maxLease(), settings.quarantineAfterLosses()),
+        new ItemSettings(settings.maxLease(), settings.quarantineAfterLosses()),
         shards);
     system.systemActorOf(ReachabilityWatch.create(shards), "reachability-watch", Props.empty());
     ExecutorService blocking = blockingExecutor();

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.Config;
 import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.ItemSettings;
 import io.fencekeeper.item.ItemShards;
 import io.fencekeeper.item.ShardedItems;
 import io.fencekeeper.item.WorkItem;
@@ -86,10 +87,7 @@ class DispatchAgentTest {
     testKit = ActorTestKit.create("DispatchAgentTest", config);
     shards = new ItemShards(100);
     WorkItem.init(
-        testKit.system(),
-        Clock.systemUTC(),
-        new WorkItem.Settings(Duration.ofMinutes(5), 2),
-        shards);
+        testKit.system(), Clock.systemUTC(), new ItemSettings(Duration.ofMinutes(5), 2), shards);
     Cluster cluster = Cluster.get(testKit.system());
     cluster.manager().tell(Join.create(cluster.selfMember().address()));
     Await.until(

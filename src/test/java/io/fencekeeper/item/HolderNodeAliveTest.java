@@ -75,8 +75,7 @@ class HolderNodeAliveTest {
             alive.contains(worker.substring(0, worker.lastIndexOf("/w")) + "#" + incarnation);
     kit =
         EventSourcedBehaviorTestKit.create(
-            testKit.system(),
-            WorkItem.create(itemId, clock, WorkItem.Settings.defaults(), membership));
+            testKit.system(), WorkItem.create(itemId, clock, ItemSettings.defaults(), membership));
   }
 
   @AfterAll

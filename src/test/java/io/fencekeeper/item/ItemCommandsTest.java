@@ -66,7 +66,7 @@ class ItemCommandsTest {
             "c-1");
     kit =
         EventSourcedBehaviorTestKit.create(
-            testKit.system(), WorkItem.create(itemId, clock, WorkItem.Settings.defaults()));
+            testKit.system(), WorkItem.create(itemId, clock, ItemSettings.defaults()));
   }
 
   CommandResultWithReply<WorkItem.Command, WorkItem.Event, State, Reply> run(

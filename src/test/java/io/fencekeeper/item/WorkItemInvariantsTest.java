@@ -48,7 +48,7 @@ class WorkItemInvariantsTest {
   static final AtomicInteger ITEMS = new AtomicInteger();
   static final Duration LEASE = Duration.ofSeconds(10);
   static final int MAX_ATTEMPTS = 4;
-  static final int QUARANTINE_AFTER = WorkItem.Settings.defaults().quarantineAfterLosses();
+  static final int QUARANTINE_AFTER = ItemSettings.defaults().quarantineAfterLosses();
 
   /** Lost holders that came back, and quarantines that lifted, over all lives run. */
   final AtomicInteger returns = new AtomicInteger();
@@ -402,7 +402,7 @@ class WorkItemInvariantsTest {
     EventSourcedBehaviorTestKit<WorkItem.Command, WorkItem.Event, State> kit =
         EventSourcedBehaviorTestKit.create(
             testKit.system(),
-            WorkItem.create(itemId, clock, WorkItem.Settings.defaults()),
+            WorkItem.create(itemId, clock, ItemSettings.defaults()),
             EventSourcedBehaviorTestKit.disabledSerializationSettings());
     Worker[] workers = {new Worker(), new Worker(), new Worker()};
     Map<String, Integer> providerEffects = new HashMap<>();

@@ -59,8 +59,7 @@ class WorkItemOnDownedNodeTest {
         ItemId.of("payment-reconciliation", LocalDate.parse("2026-11-29"), "acct-downed", "c-1");
     EventSourcedBehaviorTestKit<WorkItem.Command, WorkItem.Event, State> kit =
         EventSourcedBehaviorTestKit.create(
-            testKit.system(),
-            WorkItem.create(itemId, clock, WorkItem.Settings.defaults(), downed::get));
+            testKit.system(), WorkItem.create(itemId, clock, ItemSettings.defaults(), downed::get));
     Claimed claimed =
         assertInstanceOf(
             Claimed.class,

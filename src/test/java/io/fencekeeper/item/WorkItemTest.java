@@ -77,7 +77,7 @@ class WorkItemTest {
             "c-1");
     kit =
         EventSourcedBehaviorTestKit.create(
-            testKit.system(), WorkItem.create(itemId, clock, WorkItem.Settings.defaults()));
+            testKit.system(), WorkItem.create(itemId, clock, ItemSettings.defaults()));
   }
 
   // --- helpers ---------------------------------------------------------------------------------
@@ -273,7 +273,7 @@ class WorkItemTest {
       int losses) {
     return EventSourcedBehaviorTestKit.create(
         testKit.system(),
-        WorkItem.create(itemId, clock, new WorkItem.Settings(Duration.ofHours(1), losses)));
+        WorkItem.create(itemId, clock, new ItemSettings(Duration.ofHours(1), losses)));
   }
 
   /** Claims the item and lets the lease run out with the holder silent: a holder that vanished. */
