@@ -106,7 +106,7 @@ final class ItemCommands {
     }
     // the membership read is journaled before what it decided, so a replay decides the same
     Optional<HolderNodeAlive> alive = Quarantine.holderNodeAlive(state, holderNodes, now);
-    State judged = alive.map(state::onHolderNodeAlive).orElse(state);
+    State judged = alive.map(a -> StateChange.holderNodeAlive(state, a)).orElse(state);
     List<Event> read = alive.<List<Event>>map(List::of).orElse(List.of());
     Optional<Quarantine.Refusal> lost =
         Quarantine.atClaim(judged, cmd.maxAttempts(), settings.quarantineAfterLosses(), now);

@@ -147,16 +147,29 @@ final class LeaseRules {
   }
 
   /**
-   * A claim on a downed node: refused, nothing journaled, to be tried again once the shard has
-   * moved (see {@link WorkItem#NODE_DOWNED}).
+   * A node that was downed (by the split-brain resolver on either side of a partition, or by an
+   * operator) writes nothing more. The others start its shards once their removal margin has
+   * passed, but its own shard region stops only in a late phase of its coordinated shutdown, and
+   * attempts still running here would go on claiming and committing meanwhile: two live
+   * incarnations of one item, the partition inequality's window stretched by however slow the
+   * shutdown is. A holder's commands are answered LeaseLost and a claim NotClaimable, nothing
+   * journaled, as if the node had died a moment earlier; the coordinator's and an operator's
+   * commands are not answered at all, so their callers ask again and reach the item's new host.
    */
+  static final String NODE_DOWNED =
+      "this item's node was downed: its shard moves to a live node, and nothing is written here";
+
+  /** When a claim refused by a downed node may be tried again: by then its shard has moved. */
+  static final Duration DOWNED_RETRY = Duration.ofSeconds(1);
+
+  /** A claim on a downed node: refused, nothing journaled, to be tried again once it has moved. */
   static NotClaimable claimOnDownedNode(State item, Instant now) {
-    return new NotClaimable(item.status(), WorkItem.NODE_DOWNED, now.plus(WorkItem.DOWNED_RETRY));
+    return new NotClaimable(item.status(), NODE_DOWNED, now.plus(DOWNED_RETRY));
   }
 
   /** A holder's command on a downed node: lost, as if the node had died a moment earlier. */
   static LeaseLost leaseOnDownedNode(State item, LeaseCommand cmd) {
-    return new LeaseLost(cmd.token(), item.token(), WorkItem.NODE_DOWNED);
+    return new LeaseLost(cmd.token(), item.token(), NODE_DOWNED);
   }
 
   /** What is wrong with a claim's own fields, if anything: worker, lease, attempt limit. */

@@ -103,15 +103,7 @@ public final class WorkItem
    * this way, rather than waking each entity on a journal that is about to be deleted.
    */
   public static ItemView replay(ItemId itemId, List<Event> events) {
-    EventHandler<State, Event> handler =
-        new WorkItem(
-                itemId,
-                Clock.systemUTC(),
-                ItemSettings.defaults(),
-                () -> {},
-                () -> false,
-                HolderNodes.UNKNOWN)
-            .eventHandler();
+    EventHandler<State, Event> handler = StateChange.eventHandler();
     State state = State.initial();
     for (Event event : events) {
       state = handler.apply(state, event);
@@ -505,10 +497,6 @@ public final class WorkItem
           0);
     }
 
-    boolean leaseLiveAt(Instant now) {
-      return LeaseRules.live(this, now);
-    }
-
     /** The holder of a lease that ended (expired, or is ending now) without an outcome from it. */
     Optional<String> silentHolder() {
       return status == Status.LEASED && !outcomeReported ? Optional.of(owner) : Optional.empty();
@@ -519,155 +507,17 @@ public final class WorkItem
       return silentHolder().map(holder -> budget.silentEnd(holder, token)).orElse(budget);
     }
 
+    /** The transitions are {@link StateChange}'s: OlderJournalEventsTest calls these three. */
     State onLeaseGranted(LeaseGranted e) {
-      StateChange next = change();
-      next.status = Status.LEASED;
-      next.owner = e.workerId();
-      next.token = e.token();
-      next.leaseExpiresAt = e.leaseExpiresAt();
-      next.attempt = e.attempt();
-      next.maxAttempts = e.maxAttempts();
-      next.effect = LeaseRules.effectAfterLeaseEnds(this);
-      next.outcomeReported = false;
-      next.closedReason = null;
-      next.retryAt = null;
-      next.budget = budgetAfterLeaseEnds();
-      next.ownerIncarnation = e.holderIncarnation();
-      return next.state();
-    }
-
-    State onLeaseRenewed(LeaseRenewed e) {
-      StateChange next = change();
-      next.leaseExpiresAt = e.leaseExpiresAt();
-      return next.state();
+      return StateChange.leaseGranted(this, e);
     }
 
     State onEffectRecorded(EffectRecorded e) {
-      return reported(EffectStatus.RECORDED, e.outcome(), lastError);
-    }
-
-    State onMarkedAmbiguous(MarkedAmbiguous e) {
-      EffectStatus next = effect == EffectStatus.RECORDED ? effect : EffectStatus.AMBIGUOUS;
-      return reported(next, effectOutcome, e.reason());
+      return StateChange.effectRecorded(this, e);
     }
 
     State onCompleted(ItemCompleted e) {
-      State recorded =
-          e.outcome() == null ? this : reported(EffectStatus.RECORDED, e.outcome(), lastError);
-      StateChange next = recorded.change();
-      next.status = Status.DONE;
-      next.outcomeReported = true;
-      next.closedReason = null;
-      next.retryAt = null;
-      return next.state();
-    }
-
-    State onAttemptFailed(AttemptFailed e) {
-      StateChange next =
-          unheld(e.exhausted() ? Status.FAILED : Status.PENDING, budget.holderReported());
-      next.lastError = e.error();
-      next.retryAt = e.retryAt();
-      return next.state();
-    }
-
-    State onReleased(LeaseReleased e) {
-      return unheld(Status.PENDING, budget.holderReported()).state();
-    }
-
-    State onClosed(ItemClosed e) {
-      StateChange next = unheld(Status.CLOSED, budgetAfterLeaseEnds());
-      next.token = e.newToken();
-      next.effect = LeaseRules.effectAfterLeaseEnds(this);
-      next.closedReason = e.reason();
-      return next.state();
-    }
-
-    State onQuarantined(ItemQuarantined e) {
-      return refusedAtClaim(Status.QUARANTINED, e.newToken(), e.reason());
-    }
-
-    State onAttemptsExhausted(AttemptsExhausted e) {
-      return refusedAtClaim(Status.FAILED, e.newToken(), e.reason());
-    }
-
-    /**
-     * A holder spoke after its lease lapsed: the current one is then not lost when its lease ends;
-     * one already counted lost is lost no more, and a quarantine that no longer holds is lifted.
-     */
-    State onLateHolderHeard(LateHolderHeard e) {
-      if (status == Status.LEASED && token == e.token() && e.workerId().equals(owner)) {
-        return withBudget(budget.heardLate(e.token()));
-      }
-      AttemptBudget after = budget.returned(e.workerId(), e.token()).orElse(budget);
-      if (e.quarantineLifted() && status == Status.QUARANTINED) {
-        StateChange next = unheld(Status.PENDING, after);
-        next.lastError = Quarantine.liftReason(e.workerId(), e.token());
-        return next.state();
-      }
-      return withBudget(after);
-    }
-
-    /** The claim that ends the current lease found its holder's node alive: not a loss. */
-    State onHolderNodeAlive(HolderNodeAlive e) {
-      if (status == Status.LEASED && token == e.token() && e.workerId().equals(owner)) {
-        return withBudget(budget.heardLate(e.token()));
-      }
-      return this;
-    }
-
-    private State withBudget(AttemptBudget nextBudget) {
-      StateChange next = change();
-      next.budget = nextBudget;
-      return next.state();
-    }
-
-    /** A claim found the holders lost: any lapsed lease ends, fenced off, with its holder lost. */
-    private State refusedAtClaim(Status status, long newToken, String reason) {
-      StateChange next = unheld(status, budgetAfterLeaseEnds());
-      next.token = newToken;
-      next.effect = LeaseRules.effectAfterLeaseEnds(this);
-      next.lastError = reason;
-      return next.state();
-    }
-
-    /**
-     * Back to PENDING by an operator (Reopen, Retry): the effect and the last error stay for the
-     * next claim, and the item gets a new budget of attempts.
-     */
-    State startedOver() {
-      return unheld(Status.PENDING, AttemptBudget.startingAfter(attempt)).state();
-    }
-
-    /** The holder told us what happened: the effect as it now stands. */
-    private State reported(EffectStatus nextEffect, EffectOutcome outcome, String error) {
-      StateChange next = change();
-      next.effect = nextEffect;
-      next.effectOutcome = outcome;
-      next.outcomeReported = true;
-      next.lastError = error;
-      next.budget = budget.holderReported();
-      return next.state();
-    }
-
-    /**
-     * No holder any more: failed, released, reopened, closed or quarantined. The token, the effect
-     * and the last error stay unless the caller changes them; a close or retry time is not kept.
-     */
-    private StateChange unheld(Status status, AttemptBudget nextBudget) {
-      StateChange next = change();
-      next.status = status;
-      next.owner = null;
-      next.leaseExpiresAt = null;
-      next.outcomeReported = true;
-      next.closedReason = null;
-      next.retryAt = null;
-      next.budget = nextBudget;
-      next.ownerIncarnation = 0;
-      return next;
-    }
-
-    private StateChange change() {
-      return new StateChange(this);
+      return StateChange.completed(this, e);
     }
   }
 
@@ -723,24 +573,7 @@ public final class WorkItem
     return builder.build();
   }
 
-  // --- a downed node writes nothing -------------------------------------------------------------
-
-  /** When a claim refused by a downed node may be tried again: by then its shard has moved. */
-  static final Duration DOWNED_RETRY = Duration.ofSeconds(1);
-
-  static final String NODE_DOWNED =
-      "this item's node was downed: its shard moves to a live node, and nothing is written here";
-
-  /**
-   * A node that was downed (by the split-brain resolver on either side of a partition, or by an
-   * operator) writes nothing more. The others start its shards once their removal margin has
-   * passed, but its own shard region stops only in a late phase of its coordinated shutdown, and
-   * attempts still running here would go on claiming and committing meanwhile: two live
-   * incarnations of one item, the partition inequality's window stretched by however slow the
-   * shutdown is. A holder's commands are answered LeaseLost and a claim NotClaimable, nothing
-   * journaled, as if the node had died a moment earlier; the coordinator's and an operator's
-   * commands are not answered at all, so their callers ask again and reach the item's new host.
-   */
+  /** A downed node writes nothing ({@link LeaseRules#NODE_DOWNED} says why). */
   private <C extends Command> BiFunction<State, C, ReplyEffect<Event, State>> unlessDowned(
       BiFunction<State, C, ReplyEffect<Event, State>> handler,
       BiFunction<State, C, ReplyEffect<Event, State>> refused) {
@@ -757,25 +590,6 @@ public final class WorkItem
 
   @Override
   public EventHandler<State, Event> eventHandler() {
-    return newEventHandlerBuilder()
-        .forAnyState()
-        .onEvent(LeaseGranted.class, State::onLeaseGranted)
-        .onEvent(LeaseRenewed.class, State::onLeaseRenewed)
-        .onEvent(EffectRecorded.class, State::onEffectRecorded)
-        .onEvent(MarkedAmbiguous.class, State::onMarkedAmbiguous)
-        .onEvent(ItemCompleted.class, State::onCompleted)
-        .onEvent(AttemptFailed.class, State::onAttemptFailed)
-        .onEvent(LeaseReleased.class, State::onReleased)
-        .onEvent(ItemClosed.class, State::onClosed)
-        .onEvent(ItemReopened.class, (state, e) -> state.startedOver())
-        .onEvent(RetryRequested.class, (state, e) -> state.startedOver())
-        .onEvent(ItemQuarantined.class, State::onQuarantined)
-        .onEvent(AttemptsExhausted.class, State::onAttemptsExhausted)
-        .onEvent(LateHolderHeard.class, State::onLateHolderHeard)
-        .onEvent(HolderNodeAlive.class, State::onHolderNodeAlive)
-        // invariant "stale changes nothing": a rejected stale command is audited and changes
-        // nothing
-        .onEvent(StaleCommandRejected.class, (state, e) -> state)
-        .build();
+    return StateChange.eventHandler();
   }
 }

@@ -29,7 +29,8 @@ class LeaseRulesTest {
 
   /** The item as a claim by {@code worker} at {@code at} for {@code lease} leaves it. */
   static State leased(State from, String worker, Instant at, Duration lease) {
-    return from.onLeaseGranted(
+    return StateChange.leaseGranted(
+        from,
         new LeaseGranted(
             worker, from.token() + 1, from.attempt() + 1, 5, at.plus(lease), null, 0, at));
   }
@@ -68,18 +69,18 @@ class LeaseRulesTest {
   @Test
   void anItemThatIsNotOpenOrBacksOffIsNotClaimable() {
     State done =
-        leased(State.initial(), W1, T0, Duration.ofSeconds(10))
-            .onCompleted(
-                new WorkItem.ItemCompleted(
-                    1, new EffectOutcome(OutcomeKind.APPLIED, "r-1", null), false, 0, T0));
+        StateChange.completed(
+            leased(State.initial(), W1, T0, Duration.ofSeconds(10)),
+            new WorkItem.ItemCompleted(
+                1, new EffectOutcome(OutcomeKind.APPLIED, "r-1", null), false, 0, T0));
     NotClaimable doneAnswer =
         assertInstanceOf(NotClaimable.class, LeaseRules.claimRefusal(done, T0).orElseThrow());
     assertEquals(Status.DONE, doneAnswer.status());
 
     State backingOff =
-        leased(State.initial(), W1, T0, Duration.ofSeconds(10))
-            .onAttemptFailed(
-                new WorkItem.AttemptFailed(1, "429", true, false, T0.plusSeconds(30), 1, T0));
+        StateChange.attemptFailed(
+            leased(State.initial(), W1, T0, Duration.ofSeconds(10)),
+            new WorkItem.AttemptFailed(1, "429", true, false, T0.plusSeconds(30), 1, T0));
     NotClaimable wait =
         assertInstanceOf(
             NotClaimable.class, LeaseRules.claimRefusal(backingOff, T0.plusSeconds(29)).get());
@@ -143,7 +144,8 @@ class LeaseRulesTest {
     assertEquals(EffectStatus.AMBIGUOUS, takenOver.effect(), "the next holder must reconcile");
 
     State recorded =
-        silent.onEffectRecorded(
+        StateChange.effectRecorded(
+            silent,
             new WorkItem.EffectRecorded(
                 1, new EffectOutcome(OutcomeKind.APPLIED, "r-1", null), false, T0));
     assertEquals(EffectStatus.RECORDED, LeaseRules.effectAfterLeaseEnds(recorded));
@@ -154,7 +156,8 @@ class LeaseRulesTest {
     State held = leased(State.initial(), W1, T0, Duration.ofSeconds(10));
     assertTrue(LeaseRules.grantedUnused(held, W1));
     assertFalse(LeaseRules.grantedUnused(held, W2));
-    State used = held.onMarkedAmbiguous(new WorkItem.MarkedAmbiguous(1, "timed out", T0));
+    State used =
+        StateChange.markedAmbiguous(held, new WorkItem.MarkedAmbiguous(1, "timed out", T0));
     assertFalse(LeaseRules.grantedUnused(used, W1), "it spoke with its token: it learnt it");
   }
 
@@ -162,10 +165,10 @@ class LeaseRulesTest {
   void aDownedNodeRefusesWithoutWritingAndNamesWhy() {
     State held = leased(State.initial(), W1, T0, Duration.ofSeconds(10));
     NotClaimable claim = LeaseRules.claimOnDownedNode(held, T0);
-    assertEquals(WorkItem.NODE_DOWNED, claim.reason());
-    assertEquals(T0.plus(WorkItem.DOWNED_RETRY), claim.retryAt(), "asked again once moved");
+    assertEquals(LeaseRules.NODE_DOWNED, claim.reason());
+    assertEquals(T0.plus(LeaseRules.DOWNED_RETRY), claim.retryAt(), "asked again once moved");
     WorkItem.LeaseLost lost = LeaseRules.leaseOnDownedNode(held, complete(W1, 1));
-    assertEquals(WorkItem.NODE_DOWNED, lost.reason());
+    assertEquals(LeaseRules.NODE_DOWNED, lost.reason());
     assertEquals(1, lost.currentToken());
   }
 

@@ -29,7 +29,8 @@ class QuarantineTest {
 
   /** A claim by {@code worker} (of node incarnation {@code incarnation}) at {@code at}. */
   static State claimed(State from, String worker, long incarnation, Instant at) {
-    return from.onLeaseGranted(
+    return StateChange.leaseGranted(
+        from,
         new LeaseGranted(
             worker,
             from.token() + 1,
@@ -66,7 +67,7 @@ class QuarantineTest {
             + "); quarantined until an operator"
             + " retries it",
         refusal.answer().reason());
-    assertEquals(Status.QUARANTINED, item.onQuarantined(event).status());
+    assertEquals(Status.QUARANTINED, StateChange.quarantined(item, event).status());
     // with K = 3 (or 0: never) the same item gets its third holder
     assertEquals(Optional.empty(), Quarantine.atClaim(item, 5, 3, now));
     assertEquals(Optional.empty(), Quarantine.atClaim(item, 5, 0, now));
@@ -94,7 +95,7 @@ class QuarantineTest {
 
     HolderNodeAlive alive = Quarantine.holderNodeAlive(item, w2Alive, now).orElseThrow();
     assertEquals(W2, alive.workerId());
-    State judged = item.onHolderNodeAlive(alive);
+    State judged = StateChange.holderNodeAlive(item, alive);
     assertEquals(Optional.empty(), Quarantine.atClaim(judged, 5, 2, now), "only W1 is lost");
     assertEquals(List.of(W1), claimed(judged, W3, 0, now).budget().lostHolders());
 
@@ -117,7 +118,7 @@ class QuarantineTest {
     LateHolderHeard heard = Quarantine.lateWord(item, late, T0.plusSeconds(12), 2).orElseThrow();
     assertEquals(W1, heard.workerId());
     assertFalse(heard.quarantineLifted());
-    State forgiven = item.onLateHolderHeard(heard);
+    State forgiven = StateChange.lateHolderHeard(item, heard);
     assertEquals(
         Optional.empty(),
         Quarantine.lateWord(forgiven, late, T0.plusSeconds(13), 2),
@@ -134,15 +135,15 @@ class QuarantineTest {
     State item = twoSilentHolders();
     Instant now = T0.plusSeconds(22);
     State quarantined =
-        item.onQuarantined(
-            (ItemQuarantined) Quarantine.atClaim(item, 5, 2, now).orElseThrow().event());
+        StateChange.quarantined(
+            item, (ItemQuarantined) Quarantine.atClaim(item, 5, 2, now).orElseThrow().event());
 
     LateHolderHeard back =
         Quarantine.lateWord(quarantined, new WorkItem.Renew(W1, 1, LEASE, null), now, 2)
             .orElseThrow();
 
     assertTrue(back.quarantineLifted());
-    State lifted = quarantined.onLateHolderHeard(back);
+    State lifted = StateChange.lateHolderHeard(quarantined, back);
     assertEquals(Status.PENDING, lifted.status());
     assertEquals(Quarantine.liftReason(W1, 1), lifted.lastError());
     assertEquals(List.of(W2), lifted.budget().lostHolders());

@@ -175,7 +175,7 @@ class WorkItemInvariantsTest {
       if (sent.status() == Status.LEASED
           && sent.token() == token
           && worker.equals(sent.owner())
-          && !sent.leaseLiveAt(now)) {
+          && !LeaseRules.live(sent, now)) {
         return heardLate ? null : "current";
       }
       return Boolean.FALSE.equals(silentRun.get(key)) ? "lost" : null;
@@ -212,7 +212,7 @@ class WorkItemInvariantsTest {
     /** Fail and Release count only under a live lease: a lapsed one stays ambiguous. */
     void gaveUp(Reply reply, State before, Instant now) {
       if (reply instanceof WorkItem.Accepted) {
-        assertTrue(before.leaseLiveAt(now), "Fail/Release accepted after the lease lapsed");
+        assertTrue(LeaseRules.live(before, now), "Fail/Release accepted after the lease lapsed");
         reportedThisLease = true;
         silentRun.clear();
         leaseOpen = false;
@@ -463,7 +463,7 @@ class WorkItemInvariantsTest {
           boolean grantable =
               before.status() == Status.PENDING
                       && (before.retryAt() == null || !now.isBefore(before.retryAt()))
-                  || before.status() == Status.LEASED && !before.leaseLiveAt(now);
+                  || before.status() == Status.LEASED && !LeaseRules.live(before, now);
           boolean quarantines = model.quarantinesAtClaim();
           boolean wasQuarantined = model.quarantined;
           Reply reply =

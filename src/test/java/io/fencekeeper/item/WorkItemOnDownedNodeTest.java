@@ -74,14 +74,14 @@ class WorkItemOnDownedNodeTest {
             r -> new WorkItem.Release("w-1", claimed.token(), r))) {
       var result = kit.runCommand(command);
       LeaseLost lost = assertInstanceOf(LeaseLost.class, result.reply());
-      assertEquals(WorkItem.NODE_DOWNED, lost.reason());
+      assertEquals(LeaseRules.NODE_DOWNED, lost.reason());
       assertEquals(claimed.token(), lost.currentToken(), "the token is not bumped");
       assertTrue(result.hasNoEvents(), "nothing journaled for " + result.command());
     }
     clock.advance(LEASE.plusSeconds(1)); // the lease ran out: a live node would grant a takeover
     var claim = kit.<Reply>runCommand(r -> new WorkItem.Claim("w-2", LEASE, 5, 0, r));
     NotClaimable refused = assertInstanceOf(NotClaimable.class, claim.reply());
-    assertEquals(WorkItem.NODE_DOWNED, refused.reason());
+    assertEquals(LeaseRules.NODE_DOWNED, refused.reason());
     assertTrue(claim.hasNoEvents(), "no takeover on a downed node");
 
     TestProbe<Reply> coordinator = testKit.createTestProbe();
