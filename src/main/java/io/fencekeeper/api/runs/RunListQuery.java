@@ -26,7 +26,9 @@ final class RunListQuery {
   static RunFilter filter(Map<String, String> query) {
     for (String name : query.keySet()) {
       if (!PARAMETERS.contains(name)) {
-        throw ApiError.badRequest(name, "unknown query parameter; known: " + PARAMETERS);
+        throw ApiError.badRequest(
+            ApiError.nameOf(name),
+            "unknown query parameter " + ApiError.quotedName(name) + "; known: " + PARAMETERS);
       }
     }
     Set<RunState> states = EnumSet.noneOf(RunState.class);

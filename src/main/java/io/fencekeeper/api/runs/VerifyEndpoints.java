@@ -115,7 +115,9 @@ public final class VerifyEndpoints {
     String format = call.query().getOrDefault("format", "csv").toLowerCase(Locale.ROOT);
     for (String name : call.query().keySet()) {
       if (!name.equals("format")) {
-        throw ApiError.badRequest(name, "unknown query parameter; allowed: format");
+        throw ApiError.badRequest(
+            ApiError.nameOf(name),
+            "unknown query parameter " + ApiError.quotedName(name) + "; allowed: format");
       }
     }
     if (!format.equals("csv") && !format.equals("jsonl")) {

@@ -201,6 +201,8 @@ class VerifyEndpointsTest {
 
     assertRefused(get(findings + "?format=xml"), 400, "format");
     assertRefused(get(findings + "?format=csv&limit=5"), 400, "limit");
+    assertRefused(
+        get(findings + "?%3Cscript%3Ex%3C%2Fscript%3E=1"), 400, "(not shown)", "<script>");
     assertRefused(get(run + "/verifications/0/findings"), 400, "number");
   }
 }
