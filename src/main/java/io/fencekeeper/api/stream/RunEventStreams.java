@@ -36,13 +36,15 @@ import org.slf4j.LoggerFactory;
  * The dashboard's live feeds as server-sent events: {@code GET /api/events/runs} (the first page of
  * the run list, then each run that changed: a run that has not ended, or one that just ended) and
  * {@code GET /api/runs/{runId}/events} (one run: a snapshot with its history first, then its
- * progress). One poll a second of the runs that have not ended serves every stream of the node (and
- * feeds {@link RunHistory} even when nobody watches, so the chart starts at the run's start), so an
- * open dashboard costs the cluster nothing per viewer and nothing grows with history. The node's
- * {@link StreamSlots} bound the streams open at once, per node, per token and per remote address
- * (503 {@code too_many_streams} beyond); a slot comes back however its stream ends, including a
- * client that resets the connection before the stream starts. The node's shutdown ends every stream
- * with a {@code closing} event.
+ * progress). One poll a second of the runs that have not ended serves every stream of the node, so
+ * an open dashboard costs the cluster nothing per viewer and nothing grows with history. While
+ * nobody watches, the poll comes every tenth second only, run or no run: it still feeds {@link
+ * RunHistory}, so the chart starts at the run's start, but a node with a run in flight does not ask
+ * the coordinator and read the staging table every second for no one (docs/bench.md, "A run that
+ * waits"). The node's {@link StreamSlots} bound the streams open at once, per node, per token and
+ * per remote address (503 {@code too_many_streams} beyond); a slot comes back however its stream
+ * ends, including a client that resets the connection before the stream starts. The node's shutdown
+ * ends every stream with a {@code closing} event.
  */
 public final class RunEventStreams implements AutoCloseable {
 
@@ -51,7 +53,7 @@ public final class RunEventStreams implements AutoCloseable {
   public static final int DEFAULT_MAX_STREAMS = 32;
   static final Duration TICK = Duration.ofSeconds(1);
 
-  /** With no run going and nobody watching, the coordinator is asked every tenth tick only. */
+  /** With nobody watching, the coordinator is asked every tenth tick only. */
   static final int IDLE_TICKS = 10;
 
   static final Duration HEARTBEAT = Duration.ofSeconds(15);
@@ -78,7 +80,6 @@ public final class RunEventStreams implements AutoCloseable {
   private final AtomicLong ticks = new AtomicLong();
   // the runs that had not ended at the last poll
   private volatile Set<String> lastActive = Set.of();
-  private volatile boolean anyRunning = true;
   private volatile boolean closed;
   private Cancellable ticker;
 
@@ -219,7 +220,7 @@ public final class RunEventStreams implements AutoCloseable {
       return;
     }
     long n = ticks.incrementAndGet();
-    if (!anyRunning && subscribers.isEmpty() && n % IDLE_TICKS != 0) {
+    if (subscribers.isEmpty() && n % IDLE_TICKS != 0) {
       return;
     }
     if (!polling.compareAndSet(false, true)) {
@@ -280,7 +281,6 @@ public final class RunEventStreams implements AutoCloseable {
    * subscribers each run whose view changed, a run's subscribers its progress.
    */
   synchronized void publish(List<RunView> all, long now) {
-    anyRunning = all.stream().anyMatch(run -> !run.state().ended());
     Map<String, RunView> byId = new HashMap<>();
     Map<String, RunHistory.Sample> samples = new HashMap<>();
     for (RunView run : all) {

@@ -12,11 +12,12 @@ import java.util.function.Function;
 
 /**
  * What the dashboard draws a run's "progress over time" from: one sample of each run's figures a
- * second, kept by this node from the moment it sees the run. Memory is bounded per run: when a
- * series reaches {@link #MAX_SAMPLES} every other sample is dropped and later ones are kept at half
- * the rate, so a run of any length costs at most that many samples. Ended runs keep their series
- * (the {@link #MAX_ENDED_RUNS} most recent ones), so a run that finished at 05:10 still shows its
- * night at 05:40.
+ * second while someone watches (every ten seconds while nobody does), kept by this node from the
+ * moment it sees the run; the chart divides by the time between samples. Memory is bounded per run:
+ * when a series reaches {@link #MAX_SAMPLES} every other sample is dropped and later ones are kept
+ * at half the rate, so a run of any length costs at most that many samples. Ended runs keep their
+ * series (the {@link #MAX_ENDED_RUNS} most recent ones), so a run that finished at 05:10 still
+ * shows its night at 05:40.
  */
 final class RunHistory {
 
