@@ -127,7 +127,14 @@ public final class RunCommand implements Callable<Integer> {
     if (dataDir != null) {
       overrides.put("fencekeeper.data-dir", dataDir.toString());
     }
-    ProviderSettings.Kind kind = ProviderSettings.Kind.parse(provider);
+    ProviderSettings.Kind kind;
+    try {
+      kind = ProviderSettings.Kind.parse(provider);
+    } catch (IllegalArgumentException unknown) {
+      // a usage error like the others: one line naming what was wrong, no trace, no node
+      System.err.println("--provider must be sim, or http with --provider-url");
+      return 64;
+    }
     if (kind == ProviderSettings.Kind.HTTP && providerUrl == null) {
       System.err.println("--provider http needs --provider-url");
       return 64;

@@ -74,11 +74,14 @@ class RunCommandTest {
 
     Result httpWithoutUrl = run(args(accounts, data, "--provider", "http"));
     Result jdbc = run(args(accounts, data, "--provider", "jdbc"));
+    Result unknown = run(args(accounts, data, "--provider", "ftp"));
 
     assertEquals(64, httpWithoutUrl.exit());
     assertEquals("--provider http needs --provider-url", httpWithoutUrl.err().strip());
     assertEquals(64, jdbc.exit());
     assertEquals("--provider must be sim, or http with --provider-url", jdbc.err().strip());
+    assertEquals(64, unknown.exit());
+    assertEquals("--provider must be sim, or http with --provider-url", unknown.err().strip());
     assertTrue(Files.notExists(data), "no node started, no database made");
   }
 
