@@ -166,7 +166,22 @@ public final class ItemEndpoints {
       throw new ApiError(
           e.status(), e.code(), "outcome: " + e.getMessage(), Map.of("field", "outcome"));
     }
-    String kind = outcome.requireString("kind", 32);
+    String kind;
+    String reference;
+    String detail;
+    try {
+      kind = outcome.requireString("kind", 32);
+      reference = outcome.optionalString("providerReference", 500).orElse(null);
+      detail = outcome.optionalString("detail", 1000).orElse(null);
+    } catch (ApiError e) {
+      // named as the caller wrote it, inside the outcome, like an unknown kind
+      Object field = e.body().get("field");
+      throw new ApiError(
+          e.status(),
+          e.code(),
+          "outcome." + e.getMessage(),
+          Map.of("field", "outcome." + (field == null ? "" : field)));
+    }
     WorkItem.OutcomeKind parsed;
     try {
       parsed = WorkItem.OutcomeKind.valueOf(kind.toUpperCase(Locale.ROOT));
@@ -174,10 +189,7 @@ public final class ItemEndpoints {
       throw ApiError.badRequest(
           "outcome.kind", "outcome.kind must be APPLIED, FOUND_BY_LOOKUP or NOTHING_TO_DO");
     }
-    return new WorkItem.EffectOutcome(
-        parsed,
-        outcome.optionalString("providerReference", 500).orElse(null),
-        outcome.optionalString("detail", 1000).orElse(null));
+    return new WorkItem.EffectOutcome(parsed, reference, detail);
   }
 
   public CompletionStage<ApiResponse> ambiguous(ApiCall call) {

@@ -206,7 +206,7 @@ class ItemEndpointsTest {
                     + "r".repeat(501)
                     + "\"}}"),
             400,
-            null,
+            "outcome.providerReference",
             "rrrrrrrrrr");
     assertTrue(
         longReference.path("message").asText().contains("providerReference"),
@@ -216,8 +216,10 @@ class ItemEndpointsTest {
             item + "/effect",
             holder + "{\"kind\":\"APPLIED\",\"detail\":\"" + "d".repeat(1001) + "\"}}"),
         400,
-        null,
+        "outcome.detail",
         "dddddddddd");
+    assertRefused(
+        api.post(item + "/effect", holder + "{\"providerReference\":\"p\"}}"), 400, "outcome.kind");
     assertEquals("NONE", api.get(item).tree().path("effect").asText(), "nothing was recorded");
 
     ApiTestNode.Answer recorded =
