@@ -134,6 +134,7 @@ public final class HttpApi {
     handlers.put(ApiEndpoint.FAIL_ITEM, item::fail);
     handlers.put(ApiEndpoint.RELEASE_ITEM, item::release);
     handlers.put(ApiEndpoint.GET_GOVERNOR, ops::getGovernor);
+    handlers.put(ApiEndpoint.GET_FLEET, ops::getFleet);
     handlers.put(ApiEndpoint.PUT_GOVERNOR, ops::putGovernor);
     ProviderEndpoints providers = new ProviderEndpoints(mapper, budgets, metrics);
     handlers.put(ApiEndpoint.LIST_PROVIDERS, providers::list);

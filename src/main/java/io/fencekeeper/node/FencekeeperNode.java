@@ -236,6 +236,7 @@ public final class FencekeeperNode implements AutoCloseable {
                 shards,
                 blocking,
                 b.governor != null ? b.governor : settings.governor(),
+                settings.fleet().withWorkersPerNode(workers),
                 Optional.of(keeper)));
     if (settings.hostsItems(workers)) {
       // this node dispatches the items whose shards it hosts (docs/design.md)

@@ -3,6 +3,7 @@ package io.fencekeeper.node;
 import com.typesafe.config.Config;
 import io.fencekeeper.journal.JournalDatabase;
 import io.fencekeeper.provider.factory.ProviderSettings;
+import io.fencekeeper.run.governor.FleetPolicy;
 import io.fencekeeper.run.governor.GovernorSettings;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -29,7 +30,8 @@ public record NodeSettings(
     Duration maxRunLength,
     List<String> seedNodes,
     boolean clusterBootstrap,
-    GovernorSettings governor) {
+    GovernorSettings governor,
+    FleetPolicy.Settings fleet) {
 
   /** The provider this node's workers call ({@code fencekeeper.provider}). */
   public ProviderSettings provider() {
@@ -62,6 +64,12 @@ public record NodeSettings(
           "FENCEKEEPER_SEED_NODES must be empty when fencekeeper.cluster-bootstrap is on"
               + " (conf/kubernetes.conf): Cluster Bootstrap's contact points decide whom to join");
     }
+    GovernorSettings governor =
+        GovernorSettings.defaults()
+            .withCaps(
+                fk.getInt("governor.normal-cap"),
+                fk.getInt("governor.burst-cap"),
+                fk.getInt("governor.min-cap"));
     return new NodeSettings(
         Path.of(fk.getString("data-dir")),
         fk.getString("db.url").trim(),
@@ -84,12 +92,32 @@ public record NodeSettings(
             .filter(s -> !s.isEmpty())
             .toList(),
         fk.getBoolean("cluster-bootstrap"),
-        GovernorSettings.defaults()
-            .withCaps(
-                fk.getInt("governor.normal-cap"),
-                fk.getInt("governor.burst-cap"),
-                fk.getInt("governor.min-cap")));
+        governor,
+        fleet(fk, governor));
   }
+
+  /**
+   * The fleet's bounds ({@code fencekeeper.fleet}); this node's workers stand for a node's until
+   * the nodes report theirs, and the governor's deadline margin is the fleet's headroom.
+   */
+  private static FleetPolicy.Settings fleet(Config fk, GovernorSettings governor) {
+    int min = fk.getInt("fleet.min-nodes");
+    int max = fk.getInt("fleet.max-nodes");
+    if (min < 1 || max < min || max > MAX_FLEET_NODES) {
+      throw new IllegalArgumentException(
+          "fencekeeper.fleet needs 1 <= min-nodes <= max-nodes <= "
+              + MAX_FLEET_NODES
+              + ", got min-nodes "
+              + min
+              + ", max-nodes "
+              + max);
+    }
+    return new FleetPolicy.Settings(
+        min, max, Math.max(1, fk.getInt("workers")), governor.deadlineMargin());
+  }
+
+  /** Far above any cluster a coordinator singleton steers, far below overflow. */
+  static final int MAX_FLEET_NODES = 1_000;
 
   private static String hostShards(String value) {
     String v = value.trim().toLowerCase(java.util.Locale.ROOT);

@@ -3,6 +3,7 @@ package io.fencekeeper.run;
 import io.fencekeeper.dispatch.DispatchProtocol;
 import io.fencekeeper.dispatch.RunWork;
 import io.fencekeeper.provider.budget.RunShare;
+import io.fencekeeper.run.governor.FleetPolicy;
 import io.fencekeeper.run.governor.GovernorPolicy;
 import io.fencekeeper.run.governor.GovernorSettings;
 import io.fencekeeper.run.governor.RunGovernor;
@@ -260,7 +261,30 @@ final class LiveRun {
         stopping != null ? 0 : backlog,
         rate,
         projected,
-        governor.view());
+        governor.view(),
+        FleetPolicy.need(
+            load(now, pending + leased, rate, leased), governor.settings().deadlineMargin()));
+  }
+
+  /** What the fleet's rule reads of the run (docs/cluster.md, "The fleet follows the window"). */
+  FleetPolicy.RunLoad load(Instant now) {
+    RunProgress p = progress(now);
+    return load(
+        now, p.counts().pending() + p.counts().leased(), p.itemsPerSecond(), p.counts().leased());
+  }
+
+  private FleetPolicy.RunLoad load(Instant now, long remaining, double rate, long leased) {
+    return new FleetPolicy.RunLoad(
+        record.runId(),
+        now,
+        record.deadline(),
+        // a stopping run takes no more items: it needs nothing of the fleet
+        stopping != null ? 0 : remaining,
+        rate,
+        (int) Math.min(Integer.MAX_VALUE, leased),
+        governor.settings().burstCap(),
+        share.budgetInFlight(),
+        governor.decision().mode() == GovernorPolicy.Mode.THROTTLED);
   }
 
   /** Decides the governor's cap from the run's figures; a decision worth logging is returned. */

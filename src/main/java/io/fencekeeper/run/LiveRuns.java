@@ -5,6 +5,8 @@ import io.fencekeeper.dispatch.DispatchProtocol.ToAgent;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.provider.budget.BudgetKeeper;
 import io.fencekeeper.provider.budget.RunShare;
+import io.fencekeeper.run.governor.FleetPolicy;
+import io.fencekeeper.run.governor.FleetView;
 import io.fencekeeper.run.governor.GovernorSettings;
 import io.fencekeeper.run.governor.GovernorView;
 import java.net.URLEncoder;
@@ -44,8 +46,11 @@ final class LiveRuns {
   /** A node whose dispatcher of a run failed this often ends the run FAILED. */
   static final int MAX_FAILURES = 3;
 
-  /** What the coordinator knows of a node from its last report: the item shards it hosts. */
-  private record NodeView(Set<Integer> hosted) {}
+  /**
+   * What the coordinator knows of a node from its last report: the item shards it hosts and the
+   * workers it runs.
+   */
+  private record NodeView(Set<Integer> hosted, int workers) {}
 
   private final ActorContext<RunCoordinator.Command> ctx;
   private final RunCoordinator.Dependencies deps;
@@ -58,6 +63,8 @@ final class LiveRuns {
   // nodes told there is no run, since their last run
   private final Set<String> toldIdle = new HashSet<>();
   private final long bornNanos = System.nanoTime();
+  // the fleet's last signal, logged when it changes
+  private FleetView fleet;
 
   LiveRuns(
       ActorContext<RunCoordinator.Command> ctx,
@@ -139,6 +146,7 @@ final class LiveRuns {
       live.share().leave();
     }
     assign();
+    watchFleet();
   }
 
   /** No run is steered. */
@@ -158,6 +166,47 @@ final class LiveRuns {
     Map<String, GovernorView> views = new TreeMap<>();
     runs.forEach((id, live) -> views.put(id, live.governor().view()));
     return views;
+  }
+
+  /**
+   * The nodes the fleet wants now (docs/cluster.md, "The fleet follows the window"), from every
+   * running run's load; computed when asked, and once a second while runs are steered.
+   */
+  FleetView fleet() {
+    Instant now = deps.clock().instant();
+    List<FleetPolicy.RunLoad> loads = new ArrayList<>();
+    runs.values().forEach(live -> loads.add(live.load(now)));
+    FleetPolicy.Settings settings = deps.fleet().withWorkersPerNode(workersPerNode());
+    return FleetView.of(now, agents.size(), settings, FleetPolicy.wanted(settings, loads));
+  }
+
+  /**
+   * The fewest workers a dispatching node reports (0 = it serves only external workers): the signal
+   * asks for too many nodes rather than too few. A coordinator that has heard no node yet takes its
+   * own node's setting.
+   */
+  private int workersPerNode() {
+    return agents.keySet().stream()
+        .map(nodes::get)
+        .filter(view -> view != null && view.workers() > 0)
+        .mapToInt(NodeView::workers)
+        .min()
+        .orElse(deps.fleet().workersPerNode());
+  }
+
+  /** Logs the signal when its nodes or its reason change: an operator reads why nodes came. */
+  private void watchFleet() {
+    FleetView now = fleet();
+    if (fleet == null || fleet.wanted() != now.wanted() || fleet.reason() != now.reason()) {
+      ctx.getLog()
+          .info(
+              "fleet: {} nodes wanted, {} dispatching ({}): {}",
+              now.wanted(),
+              now.nodes(),
+              now.reason(),
+              now.detail());
+    }
+    fleet = now;
   }
 
   void changeGovernor(GovernorSettings settings) {
@@ -263,7 +312,7 @@ final class LiveRuns {
   void reported(DispatchProtocol.NodeReport report) {
     String node = nodeOf(report.agent());
     agents.putIfAbsent(node, report.agent());
-    nodes.put(node, new NodeView(Set.copyOf(report.hostedShards())));
+    nodes.put(node, new NodeView(Set.copyOf(report.hostedShards()), report.workers()));
     long now = System.nanoTime();
     for (DispatchProtocol.RunReport run : report.runs()) {
       LiveRun live = runs.get(run.runId());
@@ -340,6 +389,7 @@ final class LiveRuns {
       }
     }
     assign();
+    watchFleet();
   }
 
   private void logDecision(LiveRun live, io.fencekeeper.run.governor.GovernorPolicy.Decision d) {

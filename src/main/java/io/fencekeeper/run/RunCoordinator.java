@@ -5,6 +5,8 @@ import io.fencekeeper.dispatch.DispatchProtocol;
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemShards;
 import io.fencekeeper.provider.budget.BudgetKeeper;
+import io.fencekeeper.run.governor.FleetPolicy;
+import io.fencekeeper.run.governor.FleetView;
 import io.fencekeeper.run.governor.GovernorSettings;
 import io.fencekeeper.run.governor.GovernorView;
 import java.time.Clock;
@@ -67,7 +69,10 @@ public final class RunCoordinator
                 "run-coordinator"));
   }
 
-  /** What the coordinator needs from the node; {@code budgets}: the provider budget keeper. */
+  /**
+   * What the coordinator needs from the node; {@code fleet}: the bounds of the nodes wanted; {@code
+   * budgets}: the provider budget keeper.
+   */
   public record Dependencies(
       Clock clock,
       RunItemStore store,
@@ -76,6 +81,7 @@ public final class RunCoordinator
       ItemShards shards,
       Executor blocking,
       GovernorSettings governor,
+      FleetPolicy.Settings fleet,
       Optional<ActorRef<BudgetKeeper.Command>> budgets) {}
 
   public static Behavior<Command> create(Dependencies deps) {
@@ -110,6 +116,9 @@ public final class RunCoordinator
       implements Command {}
 
   public record GetGovernor(ActorRef<GovernorReply> replyTo) implements Command {}
+
+  /** The nodes the fleet wants now, and why (docs/cluster.md, "The fleet follows the window"). */
+  public record GetFleet(ActorRef<FleetView> replyTo) implements Command {}
 
   /** The limits in force, and each running run's current decision. */
   public record GovernorReply(GovernorSettings settings, Map<String, GovernorView> runs)
@@ -435,6 +444,7 @@ public final class RunCoordinator
         .onCommand(
             GetGovernor.class,
             (state, cmd) -> Effect().reply(cmd.replyTo(), control.governorReply(state)))
+        .onCommand(GetFleet.class, (state, cmd) -> Effect().reply(cmd.replyTo(), live.fleet()))
         .onCommand(Tick.class, this::onTick)
         .onCommand(IdleTick.class, (state, c) -> soft(() -> ticks.idleTick(state.signalOffset())))
         .onCommand(AgentsChanged.class, (state, c) -> soft(() -> live.agents(c.agents())))

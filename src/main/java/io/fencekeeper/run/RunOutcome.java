@@ -66,7 +66,8 @@ final class RunOutcome {
             0,
             now.itemsPerSecond(),
             null,
-            now.governor());
+            now.governor(),
+            null);
     return java.util.Optional.of(new Ending(end, reason, last));
   }
 }

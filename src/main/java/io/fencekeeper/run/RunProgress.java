@@ -1,6 +1,7 @@
 package io.fencekeeper.run;
 
 import io.fencekeeper.CborSerializable;
+import io.fencekeeper.run.governor.FleetPolicy;
 import io.fencekeeper.run.governor.GovernorView;
 import java.time.Instant;
 
@@ -10,6 +11,8 @@ import java.time.Instant;
  * @param backlogAgeSeconds age of the oldest item that is neither done nor leased
  * @param itemsPerSecond recent completion rate
  * @param projectedFinish when the run finishes at the recent rate; null when nothing is moving
+ * @param fleet what the run needs in flight of the fleet, and why; null once it ended (and in
+ *     figures written before the fleet's rule existed)
  *     <p>The counters of what went wrong (stale rejections, takeovers, ...) are not the
  *     dispatcher's: they come from the journal ({@link RunSignals}).
  */
@@ -18,10 +21,11 @@ public record RunProgress(
     double backlogAgeSeconds,
     double itemsPerSecond,
     Instant projectedFinish,
-    GovernorView governor)
+    GovernorView governor,
+    FleetPolicy.Need fleet)
     implements CborSerializable {
 
   public static RunProgress initial(long total) {
-    return new RunProgress(Counts.allPending(total), 0, 0, null, null);
+    return new RunProgress(Counts.allPending(total), 0, 0, null, null, null);
   }
 }

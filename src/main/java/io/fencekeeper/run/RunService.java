@@ -7,6 +7,7 @@ import io.fencekeeper.item.ItemShards;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.run.RunCoordinator.ControlReply;
 import io.fencekeeper.run.RunCoordinator.CreateReply;
+import io.fencekeeper.run.governor.FleetView;
 import io.fencekeeper.run.governor.GovernorSettings;
 import io.fencekeeper.run.scope.Scope;
 import io.fencekeeper.run.scope.ScopeReader;
@@ -473,6 +474,14 @@ public final class RunService {
     return Stages.on(
         AskPattern.<RunCoordinator.Command, RunCoordinator.GovernorReply>ask(
             coordinator, RunCoordinator.GetGovernor::new, askTimeout, system.scheduler()),
+        system.executionContext());
+  }
+
+  /** The nodes the fleet wants now (docs/cluster.md, "The fleet follows the window"). */
+  public CompletionStage<FleetView> fleet() {
+    return Stages.on(
+        AskPattern.<RunCoordinator.Command, FleetView>ask(
+            coordinator, RunCoordinator.GetFleet::new, askTimeout, system.scheduler()),
         system.executionContext());
   }
 

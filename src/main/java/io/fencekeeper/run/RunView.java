@@ -1,6 +1,7 @@
 package io.fencekeeper.run;
 
 import io.fencekeeper.CborSerializable;
+import io.fencekeeper.run.governor.FleetPolicy;
 import io.fencekeeper.run.governor.GovernorView;
 import java.time.Instant;
 import java.util.Map;
@@ -14,7 +15,8 @@ import java.util.Map;
  * clients); {@code provider} the provider it calls (null while it is being staged); {@code
  * takeoversByNode} when each node's leases were taken over (a node that died, paused or was cut
  * off), by node; {@code archive} where retention archived the run (null until it did:
- * docs/design.md, "Retention and the archive").
+ * docs/design.md, "Retention and the archive"); {@code fleet} what a running run needs in flight of
+ * the fleet, and why (null once it ended).
  */
 public record RunView(
     String runId,
@@ -40,6 +42,7 @@ public record RunView(
     long quarantines,
     Map<String, RunSignals.NodeTakeovers> takeoversByNode,
     GovernorView governor,
+    FleetPolicy.Need fleet,
     String scopeId,
     String provider,
     RunArchive archive)
@@ -82,6 +85,7 @@ public record RunView(
         signals.quarantines(),
         signals.takeoversByNode(),
         p.governor(),
+        run.state() == RunState.RUNNING ? p.fleet() : null,
         run.scopeId(),
         run.request().providerName(),
         archive);

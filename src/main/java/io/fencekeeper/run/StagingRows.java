@@ -63,6 +63,7 @@ final class StagingRows {
         null,
         null,
         null,
+        null,
         null);
   }
 
@@ -90,6 +91,7 @@ final class StagingRows {
         0,
         0,
         Map.of(),
+        null,
         null,
         null,
         null,

@@ -156,6 +156,7 @@ class RunCommandTest {
         0,
         Map.of(),
         null,
+        null,
         "scope-1",
         null,
         null);

@@ -3,6 +3,8 @@ package io.fencekeeper.cluster;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.fencekeeper.node.FencekeeperNode;
+import io.fencekeeper.run.governor.FleetPolicy;
+import io.fencekeeper.run.governor.FleetView;
 import io.fencekeeper.testing.WireRoundTrip;
 import io.fencekeeper.worker.AttemptResult;
 import io.fencekeeper.worker.WorkProtocol;
@@ -64,8 +66,32 @@ class ClusterMessagesSerializationTest {
   void runProgressWithQuarantinedItemsCrossesTheWire() {
     var progress =
         new io.fencekeeper.run.RunProgress(
-            new io.fencekeeper.run.Counts(10, 2, 1, 5, 0, 0, 2), 3, 4, null, null);
+            new io.fencekeeper.run.Counts(10, 2, 1, 5, 0, 0, 2),
+            3,
+            4,
+            null,
+            null,
+            new FleetPolicy.Need("nightly/2026-11-29", 48, FleetPolicy.Reason.AT_RISK, "why"));
     assertEquals(progress, roundTrip(progress));
+  }
+
+  /** The coordinator's fleet signal answers a node's API, wherever the singleton runs. */
+  @Test
+  void theFleetSignalCrossesTheWire() {
+    var fleet =
+        new FleetView(
+            Instant.parse("2026-11-29T01:00:00Z"),
+            2,
+            3,
+            FleetPolicy.Reason.AT_RISK,
+            "48 items in flight needed at 16 workers a node",
+            1,
+            10,
+            16,
+            List.of(
+                new FleetPolicy.Need(
+                    "nightly/2026-11-29", 48, FleetPolicy.Reason.AT_RISK, "needs 48, has 16")));
+    assertEquals(fleet, roundTrip(fleet));
   }
 
   /** The pool's answer to the dashboard's cluster view comes from every node. */

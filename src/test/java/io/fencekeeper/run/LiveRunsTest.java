@@ -19,6 +19,8 @@ import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.ItemShards;
 import io.fencekeeper.node.FencekeeperNode;
 import io.fencekeeper.provider.budget.BudgetKeeper;
+import io.fencekeeper.run.governor.FleetPolicy;
+import io.fencekeeper.run.governor.FleetView;
 import io.fencekeeper.run.governor.GovernorSettings;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.run.scope.Scope;
@@ -484,6 +486,60 @@ class LiveRunsTest {
   // -------------------------------------------------------------
 
   /** Something done to the live runs on the actor's thread, as a coordinator's handler does it. */
+  /**
+   * The fleet's signal from what the nodes report: a run that cannot finish in time at the rate its
+   * items in flight complete wants more nodes, as many as its burst cap fills at the workers the
+   * nodes report (not the coordinator's own setting); once it ended the fleet is idle.
+   */
+  @Test
+  void aRunAtRiskWantsTheNodesItsBurstCapFillsAndTheFleetIsIdleOnceItEnded() {
+    RunRecord nightly = stage("fleet-a", 400);
+    Steering steering = steering(Optional.empty());
+    steering.run(
+        live -> {
+          live.agents(Set.of(hereAgent, thereSeenHere));
+          live.start(nightly, CAP_16, false);
+        });
+    // each node has 4 in flight and finishes 0.001 a second: 400 items take days, the run has 4 h
+    for (ActorRef<ToAgent> agent : List.of(hereAgent, thereSeenHere)) {
+      steering.run(
+          live ->
+              live.reported(
+                  report(
+                      agent,
+                      List.of(),
+                      new RunReport(
+                          nightly.runId(),
+                          nightly.resumes(),
+                          8,
+                          4,
+                          8,
+                          0.001,
+                          0,
+                          true,
+                          List.of(),
+                          List.of()))));
+    }
+    FleetView atRisk = steering.ask(LiveRuns::fleet);
+    assertEquals(FleetPolicy.Reason.AT_RISK, atRisk.reason(), atRisk.detail());
+    assertEquals(2, atRisk.nodes(), "the nodes that dispatch now");
+    assertEquals(4, atRisk.workersPerNode(), "the workers the nodes report, not the setting's 8");
+    assertEquals(4, atRisk.wanted(), "the burst cap of 16 at 4 workers a node");
+    FleetPolicy.Need need = atRisk.runs().get(0);
+    assertEquals(16, need.inFlight());
+    assertTrue(need.detail().contains("burst cap"), need.detail());
+    assertEquals(
+        need,
+        steering.<RunProgress>ask(live -> live.progressOf(nightly.runId()).orElseThrow()).fleet(),
+        "the run view shows the run's own need");
+
+    steering.run(live -> live.ended(nightly.runId()));
+    FleetView idle = steering.ask(LiveRuns::fleet);
+    assertEquals(FleetPolicy.Reason.IDLE, idle.reason());
+    assertEquals(1, idle.wanted(), "down to the minimum");
+    assertEquals(List.of(), idle.runs());
+  }
+
   record Step(Consumer<LiveRuns> action) {}
 
   /** The steering actor: its commands, and its steps. */
@@ -513,6 +569,7 @@ class LiveRunsTest {
             shards,
             blocking,
             CAP_16,
+            new FleetPolicy.Settings(1, 10, 8, CAP_16.deadlineMargin()),
             Optional.empty());
     ActorRef<RunCoordinator.Command> commands =
         coordinatorNode.spawn(steering(deps, ready.ref(), coordinator.ref(), tickEvery));

@@ -11,6 +11,7 @@ import io.fencekeeper.journal.JournalDatabase;
 import io.fencekeeper.node.FencekeeperNode;
 import io.fencekeeper.run.RunCoordinator.ControlAccepted;
 import io.fencekeeper.run.RunCoordinator.ControlRefused;
+import io.fencekeeper.run.governor.FleetPolicy;
 import io.fencekeeper.run.governor.GovernorSettings;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.run.scope.Scope;
@@ -116,7 +117,15 @@ class RunCoordinatorTest {
 
   RunCoordinator.Dependencies deps() {
     return new RunCoordinator.Dependencies(
-        clock, store, ended, items, shards, blocking, DEFAULTS, Optional.empty());
+        clock,
+        store,
+        ended,
+        items,
+        shards,
+        blocking,
+        DEFAULTS,
+        new FleetPolicy.Settings(1, 10, 8, DEFAULTS.deadlineMargin()),
+        Optional.empty());
   }
 
   /** Stops the coordinator and starts another on the same journal, as a failover would. */

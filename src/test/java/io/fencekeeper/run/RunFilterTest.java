@@ -41,6 +41,7 @@ class RunFilterTest {
         0,
         null,
         null,
+        null,
         "scope",
         "default",
         null);

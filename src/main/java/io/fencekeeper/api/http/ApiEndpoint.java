@@ -27,6 +27,8 @@ public enum ApiEndpoint {
   RELEASE_ITEM("POST", "/api/items/{itemId}/release", true),
   GET_GOVERNOR("GET", "/api/governor", false),
   PUT_GOVERNOR("PUT", "/api/governor", true),
+  // the nodes the fleet wants (docs/cluster.md, "The fleet follows the window")
+  GET_FLEET("GET", "/api/fleet", false),
   LIST_PROVIDERS("GET", "/api/providers", false),
   PUT_PROVIDER("PUT", "/api/providers/{name}", true),
   METRICS("GET", "/metrics", false),

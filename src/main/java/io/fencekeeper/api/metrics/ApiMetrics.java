@@ -4,6 +4,7 @@ import io.fencekeeper.archive.RetentionListener;
 import io.fencekeeper.provider.ProviderError;
 import io.fencekeeper.provider.budget.BudgetView;
 import io.fencekeeper.run.RunView;
+import io.fencekeeper.run.governor.FleetView;
 import io.fencekeeper.run.governor.GovernorPolicy;
 import io.fencekeeper.run.governor.GovernorSettings;
 import io.fencekeeper.verify.VerificationView;
@@ -53,6 +54,8 @@ public final class ApiMetrics implements ItemAttempt.AttemptListener, RetentionL
   private final MultiGauge providerGranted;
   private final MultiGauge providerInFlight;
   private final MultiGauge providerRunShare;
+  private final MultiGauge fleetWanted;
+  private final MultiGauge fleetNodes;
   private final MultiGauge verificationItems;
   private final MultiGauge verificationRunning;
   private final Counter runsArchived;
@@ -114,6 +117,16 @@ public final class ApiMetrics implements ItemAttempt.AttemptListener, RetentionL
     providerRunShare =
         MultiGauge.builder("fencekeeper.provider.run.share")
             .description("A run's share of its provider's budget (items in flight)")
+            .register(registry);
+    fleetWanted =
+        MultiGauge.builder("fencekeeper.fleet.nodes.wanted")
+            .description(
+                "Nodes the cluster wants to finish its runs in time (the coordinator's view, the"
+                    + " same on every node), with the reason: at_risk, throttled, on_track, idle")
+            .register(registry);
+    fleetNodes =
+        MultiGauge.builder("fencekeeper.fleet.nodes")
+            .description("Nodes that dispatch items now (the coordinator's view)")
             .register(registry);
     verificationItems =
         MultiGauge.builder("fencekeeper.verification.items")
@@ -307,6 +320,20 @@ public final class ApiMetrics implements ItemAttempt.AttemptListener, RetentionL
     runUp.register(upRows, true);
     governorRunCap.register(capRows, true);
     governorMode.register(modeRows, true);
+  }
+
+  /**
+   * Called before each scrape with the coordinator's fleet signal: one series of nodes wanted, with
+   * the reason of now (an autoscaler reads the value; the reason says why).
+   */
+  public void updateFleet(FleetView fleet) {
+    fleetWanted.register(
+        List.of(
+            MultiGauge.Row.of(
+                Tags.of("reason", fleet.reason().name().toLowerCase(java.util.Locale.ROOT)),
+                fleet.wanted())),
+        true);
+    fleetNodes.register(List.of(MultiGauge.Row.of(Tags.empty(), fleet.nodes())), true);
   }
 
   private void runCounter(String name, String runId, String help, ToDoubleFunction<RunView> value) {

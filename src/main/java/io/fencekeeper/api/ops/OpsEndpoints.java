@@ -25,7 +25,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Governor caps, Prometheus metrics and the OpenAPI description. */
+/** Governor caps, the fleet's signal, Prometheus metrics and the OpenAPI description. */
 public final class OpsEndpoints {
 
   private static final Logger log = LoggerFactory.getLogger(OpsEndpoints.class);
@@ -80,6 +80,11 @@ public final class OpsEndpoints {
     return ApiResponse.ok(body);
   }
 
+  /** The nodes the fleet wants now, why, and each running run's need behind it. */
+  public CompletionStage<ApiResponse> getFleet(ApiCall call) {
+    return runs.fleet().thenApply(ApiResponse::ok);
+  }
+
   public CompletionStage<ApiResponse> putGovernor(ApiCall call) {
     JsonBody body = JsonBody.parse(mapper, call.body(), Set.of("normalCap", "burstCap", "minCap"));
     long max = GovernorSettings.MAX_CAP;
@@ -101,6 +106,17 @@ public final class OpsEndpoints {
    * after a run ended still sees how it ended), never of the whole history.
    */
   public CompletionStage<ApiResponse> metrics(ApiCall call) {
+    CompletionStage<Void> fleet =
+        runs.fleet()
+            .handle(
+                (view, failure) -> {
+                  if (failure == null) {
+                    metrics.updateFleet(view);
+                  } else {
+                    log.warn("metrics scrape without a fresh fleet signal: {}", failure.toString());
+                  }
+                  return null;
+                });
     return runs.active()
         .thenCombine(
             runs.list(
@@ -126,8 +142,12 @@ public final class OpsEndpoints {
                 // a scrape must still answer: the figures that depend on runs stay as they were
                 log.warn("metrics scrape without fresh run figures: {}", failure.toString());
               }
-              return ApiResponse.text(metrics.scrape(), "text/plain; version=0.0.4");
-            });
+              return null;
+            })
+        .thenCombine(
+            fleet,
+            (runsRead, fleetRead) ->
+                ApiResponse.text(metrics.scrape(), "text/plain; version=0.0.4"));
   }
 
   /** How many of the last ended runs {@code /metrics} shows besides the ones that run. */

@@ -61,6 +61,14 @@ public final class RunShare {
     keeper.get().tell(new BudgetKeeper.ReportRun(provider, runId, demand, burst, replyTo));
   }
 
+  /**
+   * The provider's effective budget of calls in flight, which bounds what more nodes can buy the
+   * run; 0 when it has none (or the keeper has not answered yet).
+   */
+  public int budgetInFlight() {
+    return share != null && share.limited() ? share.effective() : 0;
+  }
+
   public void granted(BudgetKeeper.Share granted) {
     share = granted;
   }

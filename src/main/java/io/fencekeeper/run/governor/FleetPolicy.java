@@ -1,5 +1,6 @@
 package io.fencekeeper.run.governor;
 
+import io.fencekeeper.CborSerializable;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -57,6 +58,11 @@ public final class FleetPolicy {
         throw new IllegalArgumentException("margin must be in (0, 1], got " + margin);
       }
     }
+
+    /** The same bounds with the workers the cluster's nodes report they run. */
+    public Settings withWorkersPerNode(int workers) {
+      return new Settings(minNodes, maxNodes, Math.max(1, workers), margin);
+    }
   }
 
   /**
@@ -75,11 +81,13 @@ public final class FleetPolicy {
       int providerMaxInFlight,
       boolean throttled) {}
 
-  /** What one run needs in flight, and why. */
-  public record Need(String runId, long inFlight, Reason reason, String detail) {}
+  /** What one run needs in flight, and why (shown in the run view, sent between nodes). */
+  public record Need(String runId, long inFlight, Reason reason, String detail)
+      implements CborSerializable {}
 
   /** The signal: how many nodes, why, and each run's need behind it. */
-  public record Wanted(int nodes, Reason reason, String detail, List<Need> needs) {}
+  public record Wanted(int nodes, Reason reason, String detail, List<Need> needs)
+      implements CborSerializable {}
 
   /** One run's need; {@code margin} as in {@link Settings}. */
   public static Need need(RunLoad run, double margin) {

@@ -38,6 +38,10 @@ public final class RunGovernor {
     return decision.cap();
   }
 
+  public GovernorSettings settings() {
+    return settings;
+  }
+
   public GovernorPolicy.Decision decision() {
     return decision;
   }

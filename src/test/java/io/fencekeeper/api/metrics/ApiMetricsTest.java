@@ -54,6 +54,7 @@ class ApiMetricsTest {
         Map.of(),
         new GovernorView(mode, 8, "why", List.of()),
         null,
+        null,
         "default",
         null);
   }

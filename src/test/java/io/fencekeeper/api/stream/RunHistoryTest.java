@@ -42,6 +42,7 @@ class RunHistoryTest {
         null,
         null,
         null,
+        null,
         null);
   }
 
