@@ -19,9 +19,16 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Namespace;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.Probe;
+import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceAccount;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.autoscaling.v2.CrossVersionObjectReference;
+import io.fabric8.kubernetes.api.model.autoscaling.v2.HPAScalingPolicy;
+import io.fabric8.kubernetes.api.model.autoscaling.v2.HPAScalingRules;
+import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
+import io.fabric8.kubernetes.api.model.autoscaling.v2.MetricSpec;
+import io.fabric8.kubernetes.api.model.autoscaling.v2.MetricTarget;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer;
@@ -35,6 +42,7 @@ import io.fencekeeper.node.NodeConfig;
 import io.fencekeeper.node.PartitionTimings;
 import java.io.IOException;
 import java.lang.reflect.Method;
+import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -56,7 +64,9 @@ import org.junit.jupiter.api.Test;
  * an unknown or misplaced field fails, a wrong type fails), and what issue 26 asks of them: no
  * literal secret, a non-root pod on a read-only root filesystem, probes on Pekko Management's
  * health checks, a disruption budget, RBAC on pods and leases only, and bootstrap, lease and drain
- * settings that agree with conf/kubernetes.conf. Nothing here ran on a real Kubernetes.
+ * settings that agree with conf/kubernetes.conf; and issue 39's autoscaler: replicas = the nodes
+ * wanted within the fleet's bounds, a scale-down that lets each node drain before the next. Nothing
+ * here ran on a real Kubernetes.
  */
 class KubernetesManifestsTest {
 
@@ -65,17 +75,37 @@ class KubernetesManifestsTest {
 
   /** apiVersion/kind to the API type it must read into. */
   static final Map<String, Class<? extends HasMetadata>> TYPES =
-      Map.of(
-          "v1/Namespace", Namespace.class,
-          "v1/ServiceAccount", ServiceAccount.class,
-          "v1/ConfigMap", ConfigMap.class,
-          "v1/Service", Service.class,
-          "apps/v1/Deployment", Deployment.class,
-          "policy/v1/PodDisruptionBudget", PodDisruptionBudget.class,
-          "rbac.authorization.k8s.io/v1/Role", Role.class,
-          "rbac.authorization.k8s.io/v1/RoleBinding", RoleBinding.class,
-          "networking.k8s.io/v1/NetworkPolicy", NetworkPolicy.class,
-          "monitoring.coreos.com/v1/ServiceMonitor", ServiceMonitor.class);
+      Map.ofEntries(
+          Map.entry("v1/Namespace", Namespace.class),
+          Map.entry("v1/ServiceAccount", ServiceAccount.class),
+          Map.entry("v1/ConfigMap", ConfigMap.class),
+          Map.entry("v1/Service", Service.class),
+          Map.entry("apps/v1/Deployment", Deployment.class),
+          Map.entry("policy/v1/PodDisruptionBudget", PodDisruptionBudget.class),
+          Map.entry("rbac.authorization.k8s.io/v1/Role", Role.class),
+          Map.entry("rbac.authorization.k8s.io/v1/RoleBinding", RoleBinding.class),
+          Map.entry("networking.k8s.io/v1/NetworkPolicy", NetworkPolicy.class),
+          Map.entry("monitoring.coreos.com/v1/ServiceMonitor", ServiceMonitor.class),
+          Map.entry("autoscaling/v2/HorizontalPodAutoscaler", HorizontalPodAutoscaler.class));
+
+  static final Path AUTOSCALER = DEPLOY.resolve("components/autoscaler");
+
+  /** Not a manifest: the Prometheus adapter's Helm values, the rule that serves the metric. */
+  static final Path ADAPTER_VALUES = AUTOSCALER.resolve("prometheus-adapter-values.yaml");
+
+  static final String NODES_WANTED = "fencekeeper_fleet_nodes_wanted";
+
+  /**
+   * The HPA leaves the replicas alone while wanted/current is within 10% of 1 (the controller
+   * manager's --horizontal-pod-autoscaler-tolerance, 0.1 by default).
+   */
+  static final double HPA_TOLERANCE = 0.1;
+
+  /**
+   * Connections a PostgreSQL of default settings admits from the nodes: max_connections 100 less
+   * superuser_reserved_connections 3.
+   */
+  static final int POSTGRES_DEFAULT_CONNECTIONS = 97;
 
   static final Pattern SECRET_NAME = Pattern.compile("(?i).*(token|password|secret|key).*");
 
@@ -303,6 +333,129 @@ class KubernetesManifestsTest {
             + " s");
   }
 
+  @Test
+  void theAutoscalerKeepsTheDeploymentAtTheNodesWantedWithinTheFleetsBounds() throws Exception {
+    HorizontalPodAutoscaler hpa = one(HorizontalPodAutoscaler.class);
+    CrossVersionObjectReference target = hpa.getSpec().getScaleTargetRef();
+    assertEquals("apps/v1", target.getApiVersion());
+    assertEquals("Deployment", target.getKind());
+    assertEquals(deployment().getMetadata().getName(), target.getName());
+
+    List<MetricSpec> metrics = hpa.getSpec().getMetrics();
+    assertEquals(1, metrics.size(), "the nodes wanted alone decide: " + metrics);
+    assertEquals("External", metrics.get(0).getType());
+    assertEquals(NODES_WANTED, metrics.get(0).getExternal().getMetric().getName());
+    // replicas = the metric's value / averageValue: with 1, one replica per node wanted
+    MetricTarget perReplica = metrics.get(0).getExternal().getTarget();
+    assertEquals("AverageValue", perReplica.getType());
+    assertEquals(
+        0,
+        BigDecimal.ONE.compareTo(Quantity.getAmountInBytes(perReplica.getAverageValue())),
+        "averageValue " + perReplica.getAverageValue());
+
+    int min = hpa.getSpec().getMinReplicas();
+    int max = hpa.getSpec().getMaxReplicas();
+    Map<String, String> env = configMap().getData();
+    assertEquals(Integer.parseInt(env.get("FENCEKEEPER_FLEET_MIN_NODES")), min, "min-nodes");
+    assertEquals(Integer.parseInt(env.get("FENCEKEEPER_FLEET_MAX_NODES")), max, "max-nodes");
+    Config conf = kubernetesConf();
+    assertTrue(
+        min
+            >= conf.getInt(
+                "pekko.management.cluster.bootstrap.contact-point-discovery"
+                    + ".required-contact-point-nr"),
+        "a fleet restarted at its minimum still has the contact points a first start waits for");
+    for (int current = min; current <= max; current++) {
+      for (int wanted = min; wanted <= max; wanted++) {
+        assertTrue(
+            wanted == current || Math.abs(1.0 - (double) wanted / current) > HPA_TOLERANCE,
+            current + " replicas would stay when " + wanted + " are wanted (within tolerance)");
+      }
+    }
+    assertTrue(
+        max * conf.getInt("fencekeeper.db.max-connections") <= POSTGRES_DEFAULT_CONNECTIONS,
+        max + " nodes' journal pools exceed a default PostgreSQL's connections");
+  }
+
+  @Test
+  void theAutoscalerAddsAtOnceAndGivesNodesBackOneAtATimeEachDrainedBeforeTheNext()
+      throws Exception {
+    HorizontalPodAutoscaler hpa = one(HorizontalPodAutoscaler.class);
+    PodSpec pod = deployment().getSpec().getTemplate().getSpec();
+    HPAScalingRules up = hpa.getSpec().getBehavior().getScaleUp();
+    assertEquals(0, up.getStabilizationWindowSeconds(), "a deadline at risk does not wait");
+    for (HPAScalingPolicy policy : up.getPolicies()) {
+      assertEquals("Pods", policy.getType());
+      assertEquals(30, policy.getPeriodSeconds());
+      assertTrue(policy.getValue() > 1, "more than one node per period: " + policy);
+    }
+
+    HPAScalingRules down = hpa.getSpec().getBehavior().getScaleDown();
+    // a node added for a run at risk is kept at least as long as it may take to start
+    Probe startup = pod.getContainers().get(0).getStartupProbe();
+    int startBudget = startup.getPeriodSeconds() * startup.getFailureThreshold();
+    assertEquals(300, down.getStabilizationWindowSeconds());
+    assertTrue(
+        down.getStabilizationWindowSeconds() > startBudget,
+        "scale-down window " + down.getStabilizationWindowSeconds() + " s <= start " + startBudget);
+    assertEquals(1, down.getPolicies().size(), "no second policy may allow more");
+    HPAScalingPolicy one = down.getPolicies().get(0);
+    assertEquals("Pods", one.getType());
+    assertEquals(1, one.getValue(), "one node at a time");
+    // the previous node has drained and left (or the kubelet ended it) before the next is asked
+    assertTrue(
+        one.getPeriodSeconds() > pod.getTerminationGracePeriodSeconds(),
+        "period "
+            + one.getPeriodSeconds()
+            + " s <= grace "
+            + pod.getTerminationGracePeriodSeconds());
+  }
+
+  @Test
+  void theAutoscalerComponentTakesTheFixedReplicasOffTheDeployment() throws Exception {
+    JsonNode patches =
+        YAML.readTree(AUTOSCALER.resolve("kustomization.yaml").toFile()).path("patches");
+    assertEquals(1, patches.size(), patches.toString());
+    JsonNode target = patches.get(0).path("target");
+    assertEquals("Deployment", target.path("kind").asText());
+    assertEquals(
+        one(HorizontalPodAutoscaler.class).getSpec().getScaleTargetRef().getName(),
+        target.path("name").asText());
+    JsonNode operations = YAML.readTree(patches.get(0).path("patch").asText());
+    assertEquals(
+        YAML.readTree("[{op: remove, path: /spec/replicas}]"),
+        operations,
+        "the HPA owns the replicas; a fixed one would reset them at every apply");
+  }
+
+  @Test
+  void theAdaptersRuleServesTheNodesWantedAsOneMaxOverEveryNodesSeries() throws Exception {
+    JsonNode rules = YAML.readTree(ADAPTER_VALUES.toFile()).path("rules").path("external");
+    assertEquals(1, rules.size(), rules.toString());
+    JsonNode rule = rules.get(0);
+    assertEquals(
+        one(HorizontalPodAutoscaler.class)
+            .getSpec()
+            .getMetrics()
+            .get(0)
+            .getExternal()
+            .getMetric()
+            .getName(),
+        rule.path("name").path("as").asText(),
+        "the name the HPA asks for");
+    assertTrue(rule.path("seriesQuery").asText().startsWith(NODES_WANTED + "{"));
+    // the HPA's namespace selects the series: the pods' own, labelled by the scrape
+    assertEquals(
+        "namespace",
+        rule.path("resources").path("overrides").path("namespace").path("resource").asText());
+    // every node serves the same count: max of them, nothing grouped (one series, whatever the
+    // reason label or the pod), as the HPA adds up the series it gets
+    String query = rule.path("metricsQuery").asText().replace(" ", "");
+    assertTrue(query.startsWith("max(<<.Series>>{<<.LabelMatchers>>})"), query);
+    assertFalse(query.contains("by(") || query.contains("without("), "no grouping: " + query);
+    assertFalse(query.contains("sum(") || query.contains("avg("), query);
+  }
+
   // --- reading the manifests --------------------------------------------------------------
 
   /** Every file the kustomization and its components name, each document read into its type. */
@@ -318,6 +471,7 @@ class KubernetesManifestsTest {
       Set<Path> onDisk = new TreeSet<>();
       yaml.filter(p -> p.toString().endsWith(".yaml"))
           .filter(p -> !p.getFileName().toString().equals("kustomization.yaml"))
+          .filter(p -> !p.equals(ADAPTER_VALUES))
           .forEach(onDisk::add);
       assertEquals(onDisk, new TreeSet<>(files), "every manifest is in a kustomization");
     }
@@ -338,7 +492,7 @@ class KubernetesManifestsTest {
     Set<String> fields = new TreeSet<>();
     k.fieldNames().forEachRemaining(fields::add);
     assertTrue(
-        Set.of("apiVersion", "kind", "namespace", "resources", "images", "components")
+        Set.of("apiVersion", "kind", "namespace", "resources", "images", "components", "patches")
             .containsAll(fields),
         "fields kustomize knows: " + fields);
     List<Path> files = new ArrayList<>();
