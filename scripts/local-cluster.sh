@@ -2,18 +2,30 @@
 # Three Fencekeeper nodes on this machine, one shared PostgreSQL journal, no database installed.
 #
 #   scripts/local-cluster.sh start     # PostgreSQL (or FENCEKEEPER_DB_URL) + sim-provider + nodes 1..3
-#   scripts/local-cluster.sh status    # which processes run, each node's /health/ready
-#   scripts/local-cluster.sh stop      # SIGTERM every node (coordinated shutdown), then the sim and
-#                                      # PostgreSQL (a clean shutdown; the data stays)
+#   scripts/local-cluster.sh add-node  # starts the next node (4, 5, ...: the lowest number above 3
+#                                      # not running), joined through nodes 1..3 as seeds; waits
+#                                      # for its /health/ready and prints its number and ports
+#   scripts/local-cluster.sh remove-node [N]
+#                                      # SIGTERM node N (default: the highest-numbered running
+#                                      # one): it drains and leaves; waits until it has exited and
+#                                      # a remaining node no longer lists it as a member
+#   scripts/local-cluster.sh status    # which processes run (added nodes too), each node's
+#                                      # /health/ready
+#   scripts/local-cluster.sh stop      # SIGTERM every node, added ones too (coordinated
+#                                      # shutdown), then the sim and PostgreSQL (a clean shutdown;
+#                                      # the data stays)
 #   scripts/local-cluster.sh run-example [DATE]
 #                                      # uploads examples/accounts.csv to node 1's API (run --url)
 #                                      # and watches the run to the end; exit code 0 SUCCEEDED /
 #                                      # 2 PARTIAL / 3 FAILED, like `run`
 #
-# Ports: remoting 25521-25523, HTTP 8081-8083, management 8559-8561, PostgreSQL
-# ${FENCEKEEPER_PG_PORT:-15432}, the simulated provider ${FENCEKEEPER_SIM_PORT:-9099} (one process
-# shared by the three nodes, so its ledger counts every effect; FENCEKEEPER_PROVIDER /
-# FENCEKEEPER_PROVIDER_URL replace it). Everything listens on 127.0.0.1 only.
+# Ports of node N: remoting 25520+N, HTTP 8080+N, management 8558+N (25521-25523, 8081-8083,
+# 8559-8561 for nodes 1..3); PostgreSQL ${FENCEKEEPER_PG_PORT:-15432}, the simulated provider
+# ${FENCEKEEPER_SIM_PORT:-9099} (one process shared by every node, so its ledger counts every
+# effect; FENCEKEEPER_PROVIDER / FENCEKEEPER_PROVIDER_URL replace it). Everything listens on
+# 127.0.0.1 only. Nodes 1..3 read conf/node-N.conf; an added node reads conf/cluster.conf with its
+# ports and the seed nodes from the environment. add-node needs the environment start had
+# (FENCEKEEPER_DB_URL, FENCEKEEPER_PROVIDER, FENCEKEEPER_API_TOKEN when start had them).
 # The journal is a PostgreSQL started from the developer jar (target/fencekeeper-postgres.jar, the
 # embedded binaries of the tests, with durable settings; the product jar carries none) with its data
 # in data/local-cluster/postgres, unless FENCEKEEPER_DB_URL (with FENCEKEEPER_DB_USER /
@@ -34,6 +46,9 @@ JAVA="${JAVA:-java}"
 # first run after start is mostly warm-up (docs/cluster.md, "Scale-out on one machine")
 NODE_JVM_OPTS="${NODE_JVM_OPTS:--Xmx320m -XX:+UseSerialGC -XX:TieredStopAtLevel=1}"
 NODES=(1 2 3)
+# the seeds an added node joins through: nodes 1..3, node 1 first, as conf/node-N.conf list them
+SEEDS="$(printf 'pekko://fencekeeper@127.0.0.1:%s,' $((25520 + 1)) $((25520 + 2)) $((25520 + 3)))"
+SEEDS="${SEEDS%,}"
 
 pid_alive() { [[ -f "$1" ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
@@ -50,6 +65,17 @@ stop_pid_file() {
   echo "$name did not stop within ${grace}s; killing it" >&2
   kill -KILL "$pid" 2>/dev/null || true
   rm -f "$file"
+}
+
+# nodes 1..3 and every added node with a pid file, lowest first
+node_numbers() {
+  {
+    printf '%s\n' "${NODES[@]}"
+    for file in "$STATE"/node-*.pid; do
+      [[ -e "$file" ]] || continue
+      file="${file##*/node-}"; echo "${file%.pid}"
+    done
+  } | sort -nu
 }
 
 wait_ready() {
@@ -96,6 +122,23 @@ start_sim() {
   echo "sim-provider did not start; see $STATE/sim.log" >&2; return 1
 }
 
+# the shared sim, unless FENCEKEEPER_PROVIDER names another provider
+provider_env() {
+  if [[ -z "${FENCEKEEPER_PROVIDER:-}" ]]; then
+    export FENCEKEEPER_PROVIDER=http FENCEKEEPER_PROVIDER_URL="http://127.0.0.1:$SIM_PORT"
+  fi
+}
+
+# starts node $1 as `serve` with the remaining arguments and waits until it is ready
+launch_node() {
+  local n="$1"; shift
+  # shellcheck disable=SC2086
+  (cd "$ROOT" && FENCEKEEPER_DATA_DIR="$STATE/node-$n" exec "$JAVA" $NODE_JVM_OPTS -jar "$JAR" \
+    serve "$@") >"$STATE/node-$n.log" 2>&1 &
+  echo $! >"$STATE/node-$n.pid"
+  wait_ready "$n"
+}
+
 journal_env() {
   if [[ -z "${FENCEKEEPER_DB_URL:-}" ]]; then
     # the role and database fencekeeper-postgres creates; trust authentication on loopback
@@ -112,24 +155,73 @@ start() {
   [[ -n "${FENCEKEEPER_DB_URL:-}" ]] || start_postgres
   journal_env
   echo "journal: $FENCEKEEPER_DB_URL"
-  if [[ -z "${FENCEKEEPER_PROVIDER:-}" ]]; then
-    start_sim
-    export FENCEKEEPER_PROVIDER=http FENCEKEEPER_PROVIDER_URL="http://127.0.0.1:$SIM_PORT"
-  fi
+  [[ -n "${FENCEKEEPER_PROVIDER:-}" ]] || start_sim
+  provider_env
   for n in "${NODES[@]}"; do
     if pid_alive "$STATE/node-$n.pid"; then echo "node $n already running"; continue; fi
     # node 1 first: it is the seed that forms the cluster, and it migrates the schema alone
-    # shellcheck disable=SC2086
-    (cd "$ROOT" && FENCEKEEPER_DATA_DIR="$STATE/node-$n" exec "$JAVA" $NODE_JVM_OPTS -jar "$JAR" \
-      serve --config "$ROOT/conf/node-$n.conf") >"$STATE/node-$n.log" 2>&1 &
-    echo $! >"$STATE/node-$n.pid"
-    wait_ready "$n"
+    launch_node "$n" --config "$ROOT/conf/node-$n.conf"
   done
 }
 
+add_node() {
+  [[ -f "$JAR" ]] || { echo "missing $JAR: run mvn -B -q package -DskipTests" >&2; exit 1; }
+  local m running=""
+  for m in "${NODES[@]}"; do pid_alive "$STATE/node-$m.pid" && running=1; done
+  [[ -n "$running" ]] || {
+    echo "no seed node runs: scripts/local-cluster.sh start first" >&2; exit 1; }
+  if [[ -z "${FENCEKEEPER_DB_URL:-}" ]] && ! pid_alive "$STATE/postgres.pid"; then
+    echo "the local PostgreSQL does not run (and FENCEKEEPER_DB_URL is not set)" >&2; exit 1
+  fi
+  if [[ -z "${FENCEKEEPER_PROVIDER:-}" ]] && ! pid_alive "$STATE/sim.pid"; then
+    echo "the sim-provider does not run (and FENCEKEEPER_PROVIDER is not set)" >&2; exit 1
+  fi
+  journal_env
+  provider_env
+  local n=$((${#NODES[@]} + 1))
+  while pid_alive "$STATE/node-$n.pid"; do n=$((n + 1)); done
+  # a node of the cluster profile: its ports and the seeds from the environment, which wins over
+  # every file (docs/design.md, "Configuration"); it joins whichever seed answers, never forms
+  FENCEKEEPER_HTTP_PORT=$((8080 + n)) FENCEKEEPER_REMOTE_PORT=$((25520 + n)) \
+    FENCEKEEPER_MANAGEMENT_PORT=$((8558 + n)) FENCEKEEPER_SEED_NODES="$SEEDS" \
+    launch_node "$n" --config "$ROOT/conf/cluster.conf"
+  echo "node $n added: remoting :$((25520 + n)), HTTP :$((8080 + n)), management :$((8558 + n))"
+}
+
+# true while the running node $2 lists node $1 as a member, in any status
+lists_member() {
+  curl -fsS "http://127.0.0.1:$((8558 + $2))/cluster/members" 2>/dev/null \
+    | grep -q "\"pekko://fencekeeper@127.0.0.1:$((25520 + $1))\""
+}
+
+remove_node() {
+  local n="${1:-}" m
+  if [[ -z "$n" ]]; then
+    for m in $(node_numbers | sort -nr); do
+      pid_alive "$STATE/node-$m.pid" && { n="$m"; break; }
+    done
+    [[ -n "$n" ]] || { echo "no node runs" >&2; exit 1; }
+  fi
+  [[ "$n" =~ ^[1-9][0-9]*$ ]] || { echo "not a node number: $n" >&2; exit 64; }
+  pid_alive "$STATE/node-$n.pid" || { echo "node $n is not running" >&2; exit 1; }
+  # SIGTERM runs coordinated shutdown: the pool drains, the shards move, the member leaves
+  stop_pid_file "$STATE/node-$n.pid" 60 "node $n"
+  for m in $(node_numbers); do
+    pid_alive "$STATE/node-$m.pid" || continue
+    for _ in $(seq 1 300); do
+      lists_member "$n" "$m" || {
+        echo "node $n left the cluster (node $m no longer lists it)"; return 0; }
+      sleep 0.1
+    done
+    echo "node $m still lists node $n as a member after 30s" >&2; return 1
+  done
+  echo "node $n stopped; no node runs to confirm it left"
+}
+
 stop() {
-  # reverse order: the seed and oldest node (coordinator singleton) hands over last
-  for n in 3 2 1; do stop_pid_file "$STATE/node-$n.pid" 60 "node $n"; done
+  # highest first: added nodes, then 3, 2 and 1, the seed and oldest node (coordinator singleton),
+  # which hands over last
+  for n in $(node_numbers | sort -nr); do stop_pid_file "$STATE/node-$n.pid" 60 "node $n"; done
   stop_pid_file "$STATE/sim.pid" 10 "sim-provider"
   stop_pid_file "$STATE/postgres.pid" 90 "PostgreSQL"
 }
@@ -153,7 +245,7 @@ run_example() {
 
 status() {
   local code=0
-  for n in "${NODES[@]}"; do
+  for n in $(node_numbers); do
     if pid_alive "$STATE/node-$n.pid"; then
       local ready; ready="$(curl -fsS "http://127.0.0.1:$((8558 + n))/health/ready" 2>/dev/null || echo 'not ready')"
       echo "node $n: running (pid $(cat "$STATE/node-$n.pid")), ready: $ready"
@@ -168,8 +260,10 @@ status() {
 
 case "${1:-}" in
   start) start ;;
+  add-node) add_node ;;
+  remove-node) shift; remove_node "$@" ;;
   stop) stop ;;
   status) status ;;
   run-example) shift; run_example "$@" ;;
-  *) echo "usage: $0 start|stop|status|run-example [DATE]" >&2; exit 64 ;;
+  *) echo "usage: $0 start|add-node|remove-node [N]|stop|status|run-example [DATE]" >&2; exit 64 ;;
 esac
