@@ -2,7 +2,7 @@
 // differ by dash pattern and marker as well as by colour, so the legend reads in greyscale too.
 import { h } from './dom.js';
 
-const PAD = { left: 46, right: 12, top: 14, bottom: 24 };
+const BASE_PAD = { left: 46, right: 12, top: 14, bottom: 24 };
 const pad2 = (n) => String(n).padStart(2, '0');
 const STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600].map((s) => s * 1000);
 
@@ -20,10 +20,14 @@ function clock(ms, withSeconds) {
 
 /**
  * times: epoch ms; lines: [{name, values, cls, step}]; bars: {name, values, cls} drawn from the
- * bottom; marks: [{at, cls, label}] drawn as ticks on the top edge.
+ * bottom; marks: [{at, cls, label}] drawn as ticks on the top edge; right: {unit, lines} drawn
+ * against an axis of their own on the right, in whole numbers (nodes beside items per second).
  */
-export function timeChart({ width, height = 220, times, lines = [], bars = null, marks = [], label }) {
+export function timeChart({ width, height = 220, times, lines = [], bars = null, marks = [], right = null, label }) {
   const w = Math.max(280, Math.floor(width));
+  // the right axis only once its lines have a value: until then the plot keeps its width
+  const second = right && right.lines.some((line) => line.values.some((v) => v !== null && v !== undefined)) ? right : null;
+  const PAD = second ? { ...BASE_PAD, right: 40 } : BASE_PAD;
   const plotW = w - PAD.left - PAD.right;
   const plotH = height - PAD.top - PAD.bottom;
   const svg = h('svg:svg', { class: 'chart', width: w, height, viewBox: `0 0 ${w} ${height}`, role: 'img', 'aria-label': label });
@@ -66,20 +70,8 @@ export function timeChart({ width, height = 220, times, lines = [], bars = null,
     });
     svg.append(g);
   }
-  for (const line of lines) {
-    let d = '';
-    let prev = null;
-    line.values.forEach((v, i) => {
-      if (v === null || v === undefined) { prev = null; return; }
-      const px = x(times[i]).toFixed(1);
-      const py = y(v).toFixed(1);
-      if (prev === null) d += `M${px},${py}`;
-      else if (line.step) d += `H${px}V${py}`;
-      else d += `L${px},${py}`;
-      prev = v;
-    });
-    if (d) svg.append(h('svg:path', { d, class: `series ${line.cls}` }));
-  }
+  for (const line of lines) drawLine(svg, line, times.map(x), y);
+  if (second) drawRight(svg, second, times.map(x), { x: w - PAD.right, top: PAD.top, bottom: PAD.top + plotH });
   for (const mark of marks) {
     if (mark.at < t0 || mark.at > t1) continue;
     const mx = x(mark.at);
@@ -88,6 +80,38 @@ export function timeChart({ width, height = 220, times, lines = [], bars = null,
   svg.append(h('svg:line', { x1: PAD.left, x2: PAD.left, y1: PAD.top, y2: PAD.top + plotH, class: 'axis' }));
   svg.append(h('svg:line', { x1: PAD.left, x2: w - PAD.right, y1: PAD.top + plotH, y2: PAD.top + plotH, class: 'axis' }));
   return svg;
+}
+
+/** One series as a path; a gap where a value is missing. */
+function drawLine(svg, line, xs, y) {
+  let d = '';
+  let prev = null;
+  line.values.forEach((v, i) => {
+    if (v === null || v === undefined) { prev = null; return; }
+    const px = xs[i].toFixed(1);
+    const py = y(v).toFixed(1);
+    if (prev === null) d += `M${px},${py}`;
+    else if (line.step) d += `H${px}V${py}`;
+    else d += `L${px},${py}`;
+    prev = v;
+  });
+  if (d) svg.append(h('svg:path', { d, class: `series ${line.cls}` }));
+}
+
+/** The right axis (its unit on top, whole-number ticks) and the lines drawn against it. */
+function drawRight(svg, right, xs, edge) {
+  let top = 0;
+  for (const line of right.lines) for (const v of line.values) if (v !== null && v !== undefined && v > top) top = v;
+  // four steps of a whole number each: a count of nodes has no halves
+  const max = Math.max(4, 4 * Math.ceil(top / 4));
+  const y = (v) => edge.bottom - (v / max) * (edge.bottom - edge.top);
+  for (let i = 0; i <= 4; i++) {
+    const v = (max * i) / 4;
+    svg.append(h('svg:text', { x: edge.x + 6, y: y(v) + 4, 'text-anchor': 'start', class: 'tick' }, v));
+  }
+  svg.append(h('svg:text', { x: edge.x + 4, y: edge.top - 4, 'text-anchor': 'start', class: 'tick axis-unit' }, right.unit));
+  svg.append(h('svg:line', { x1: edge.x, x2: edge.x, y1: edge.top, y2: edge.bottom, class: 'axis' }));
+  for (const line of right.lines) drawLine(svg, line, xs, y);
 }
 
 /** A legend entry per series, with a sample of its line style or bar. */

@@ -1,7 +1,9 @@
 // The cluster: members and their status, the coordinator's host (oldest Up member), shards and
-// live items per node, and each node's worker pool use. Read every 2 s from GET /api/cluster.
+// live items per node, each node's worker pool use, and the fleet's nodes now against the nodes
+// wanted. Read every 2 s from GET /api/cluster and GET /api/fleet.
 import { call } from './api.js';
 import { fill, h } from './dom.js';
+import { renderFleetTile } from './fleet.js';
 import { num, percent } from './format.js';
 
 function poolBar(workers) {
@@ -18,9 +20,21 @@ const roles = (m) => m.roles.filter((r) => !r.startsWith('dc-'));
 export function clusterView(main) {
   const summary = h('p', { class: 'cluster-summary', role: 'status' }, 'Loading the cluster…');
   const body = h('div');
-  fill(main, h('div', { class: 'page-head' }, h('h1', {}, 'Cluster')), summary, body);
+  const fleetTile = h('div', { class: 'tile tile-wide', id: 'fleet-tile' }, h('span', { class: 'tile-label' }, 'Nodes now / wanted'), h('span', { class: 'tile-value' }, '…'));
+  fill(main, h('div', { class: 'page-head' }, h('h1', {}, 'Cluster')), summary,
+    h('section', { class: 'tiles', 'aria-label': 'Fleet' }, fleetTile), body);
+
+  // its own read: a node that cannot answer the fleet still shows its members, and the reverse
+  async function loadFleet() {
+    try {
+      renderFleetTile(fleetTile, await call('/api/fleet'));
+    } catch (error) {
+      renderFleetTile(fleetTile, null, error);
+    }
+  }
 
   async function load() {
+    loadFleet();
     let c;
     try {
       c = await call('/api/cluster');

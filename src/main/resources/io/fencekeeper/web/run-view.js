@@ -1,9 +1,12 @@
-// One run: where it stands against its deadline, progress over time, the governor's decisions,
-// stale rejections and takeovers, its items, and the operator's actions.
+// One run: where it stands against its deadline, progress over time (with the fleet's nodes now and
+// wanted), the governor's decisions and the run's need of the fleet, stale rejections and
+// takeovers, its items, and the operator's actions.
 import { actionBlocker, act, confirmAction } from './app.js';
 import { call, download, follow, seg } from './api.js';
 import { legend, timeChart } from './charts.js';
 import { fill, h } from './dom.js';
+import { needTile } from './fleet.js';
+import { fleetSamples } from './fleet-samples.js';
 import { duration, num, percent, rate, relative, time, utc, ZONE } from './format.js';
 import { outlookBadge, progressBar, stateBadge } from './runs-view.js';
 import { verificationPanel } from './verify-panel.js';
@@ -43,6 +46,7 @@ export function runView(main, runId) {
   const timeline = h('ol', { class: 'timeline' });
   const items = h('section', { class: 'items', 'aria-labelledby': 'items-title' });
   const verification = verificationPanel(runId);
+  const fleet = fleetSamples();
   fill(main,
     h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '#/' }, 'Runs'), ' / ', runId),
     h('div', { class: 'page-head' }, h('h1', {}, runId), live),
@@ -52,6 +56,8 @@ export function runView(main, runId) {
       legend([
         { name: 'done per second', cls: 'done-rate' },
         { name: 'throttled answers per second', cls: 'throttled', kind: 'bar' },
+        { name: 'nodes dispatching now (right axis)', cls: 'fleet-nodes' },
+        { name: 'nodes wanted (right axis)', cls: 'fleet-wanted' },
       ]),
       chartBox,
       h('h3', {}, "Items in flight and the governor's cap"),
@@ -202,6 +208,7 @@ export function runView(main, runId) {
       tile('Backlog age', run.state === 'RUNNING' ? duration(run.backlogAgeSeconds) : '–', 'oldest item waiting'),
       tile('In flight', num(run.counts.leased), g.cap ? `cap ${num(g.cap)}` : null),
       tile('Governor', g.decision || '–', g.reason || null),
+      needTile(run.fleet, run.state === 'RUNNING'),
       tile('Stale rejections', num(run.staleRejections), 'commands that lost their lease'),
       tile('Takeovers', num(run.takeovers), takeoversDetail(run.takeoversByNode)),
       tile('Reconciliations', num(run.reconciliations), 'ambiguous effects looked up'),
@@ -214,6 +221,7 @@ export function runView(main, runId) {
 
   function renderChart() {
     const d = derive(hist);
+    const nodes = fleet.series(d.at);
     const width = chartBox.clientWidth || main.clientWidth || 600;
     const height = width < 500 ? 160 : 200;
     fill(chartBox, timeChart({
@@ -222,7 +230,14 @@ export function runView(main, runId) {
       times: d.at,
       lines: [{ name: 'done per second', values: d.donePerSecond, cls: 'done-rate' }],
       bars: { values: d.throttledPerSecond, cls: 'throttled' },
-      label: `Items of ${runId} done per second, and throttled answers per second`,
+      right: {
+        unit: 'nodes',
+        lines: [
+          { name: 'nodes now', values: nodes.nodes, cls: 'fleet-nodes', step: true },
+          { name: 'nodes wanted', values: nodes.wanted, cls: 'fleet-wanted', step: true },
+        ],
+      },
+      label: `Items of ${runId} done per second, throttled answers per second, and the nodes dispatching against the nodes wanted`,
     }));
     fill(flightBox, timeChart({
       width,
@@ -236,8 +251,9 @@ export function runView(main, runId) {
       label: `Items of ${runId} in flight against the governor's cap, with stale rejections and takeovers marked`,
     }));
     const n = d.at.length;
+    const fleetNow = n && nodes.nodes[n - 1] !== null ? `; nodes: ${num(nodes.nodes[n - 1])} dispatching, ${num(nodes.wanted[n - 1])} wanted` : '';
     chartSummary.textContent = n > 1
-      ? `Latest: ${rate(d.donePerSecond[n - 1] || 0)} done, ${num(d.inFlight[n - 1])} in flight, cap ${num(d.cap[n - 1])}; ${n} samples since ${time(new Date(d.at[0]).toISOString())}.`
+      ? `Latest: ${rate(d.donePerSecond[n - 1] || 0)} done, ${num(d.inFlight[n - 1])} in flight, cap ${num(d.cap[n - 1])}${fleetNow}; ${n} samples since ${time(new Date(d.at[0]).toISOString())}.`
       : '';
   }
 
@@ -332,6 +348,7 @@ export function runView(main, runId) {
 
   // --- live ----------------------------------------------------------------------------------------
   function update() {
+    fleet.poll(run.state === 'RUNNING');
     renderHead();
     renderActions();
     renderTiles();
@@ -344,6 +361,7 @@ export function runView(main, runId) {
     if (!sample) return;
     if (hist.at.length && hist.at[hist.at.length - 1] >= sample.at) return;
     for (const c of COLUMNS) hist[c].push(sample[c]);
+    fleet.record(sample.at);
   }
 
   function connect() {
@@ -355,6 +373,7 @@ export function runView(main, runId) {
       onEvent: (name, data) => {
         if (name === 'snapshot') {
           hist = Object.fromEntries(COLUMNS.map((c) => [c, data.history[c] || []]));
+          fleet.keep(hist.at);
         } else if (name === 'progress') {
           append(data.sample);
         } else {

@@ -99,6 +99,15 @@ final class Browser implements AutoCloseable {
     }
   }
 
+  /** Fails when the page, at the viewport's width, scrolls sideways (a phone's, say). */
+  void assertFitsTheWidth() {
+    Object fits =
+        driver.executeScript(
+            "return document.documentElement.scrollWidth <= window.innerWidth + 1");
+    org.junit.jupiter.api.Assertions.assertEquals(
+        Boolean.TRUE, fits, "the page scrolls sideways at this width");
+  }
+
   /** A PNG of the whole page under target/dashboard/, also copied to {@code copyTo} if given. */
   Path screenshot(String name, Path copyTo) {
     try {

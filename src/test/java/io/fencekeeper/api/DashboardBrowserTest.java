@@ -131,7 +131,7 @@ class DashboardBrowserTest {
     browser.viewport(1280, 1500);
     browser.screenshot("run-page", docsImages());
     browser.viewport(375, 1400);
-    assertFitsTheWidth();
+    browser.assertFitsTheWidth();
     browser.screenshot("run-page-phone", docsImages());
     browser.viewport(1280, 900);
 
@@ -156,7 +156,7 @@ class DashboardBrowserTest {
         browser.driver.executeScript("return window.sameDocument === true"),
         "the pages updated themselves: no reload happened");
     browser.viewport(375, 800);
-    assertFitsTheWidth();
+    browser.assertFitsTheWidth();
     browser.screenshot("runs-page-phone", docsImages());
     browser.viewport(1280, 900);
   }
@@ -226,7 +226,7 @@ class DashboardBrowserTest {
     browser.fitHeight(1280);
     browser.screenshot("item-page", docsImages());
     browser.viewport(375, 800);
-    assertFitsTheWidth();
+    browser.assertFitsTheWidth();
     browser.viewport(1280, 900);
     node.held.release(job);
   }
@@ -426,13 +426,6 @@ class DashboardBrowserTest {
 
   private static WebDriverWait waitFor() {
     return new WebDriverWait(browser.driver, WAIT);
-  }
-
-  private static void assertFitsTheWidth() {
-    Object fits =
-        browser.driver.executeScript(
-            "return document.documentElement.scrollWidth <= window.innerWidth + 1");
-    assertEquals(Boolean.TRUE, fits, "the page scrolls sideways at this width");
   }
 
   private static Path docsImages() {

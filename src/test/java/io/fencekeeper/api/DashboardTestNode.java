@@ -43,6 +43,11 @@ final class DashboardTestNode implements AutoCloseable {
   final HeldClaims held;
 
   DashboardTestNode() throws Exception {
+    this(Map.of());
+  }
+
+  /** With {@code config} overrides on top of the node's own (the fleet's bounds, say). */
+  DashboardTestNode(Map<String, Object> config) throws Exception {
     // the provider throttles above 40 calls a second: the governor has decisions to show
     sim =
         SimProviderServer.start(
@@ -56,6 +61,7 @@ final class DashboardTestNode implements AutoCloseable {
     // a loaded machine can take longer than the 5 s default to stage the 600 accounts of a run;
     // the tests expect 201, so the create may wait up to 15 s (below the 20 s request timeout)
     overrides.put("fencekeeper.create-wait", "15s");
+    overrides.putAll(config);
     HeldClaims[] gate = new HeldClaims[1];
     node =
         FencekeeperNode.builder(FencekeeperNode.config(overrides))

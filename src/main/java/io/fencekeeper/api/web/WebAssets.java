@@ -55,6 +55,8 @@ public final class WebAssets {
           "verify-panel.js",
           "item-view.js",
           "cluster-view.js",
+          "fleet.js",
+          "fleet-samples.js",
           "favicon.svg");
 
   static final String IMMUTABLE = "public, max-age=31536000, immutable";
