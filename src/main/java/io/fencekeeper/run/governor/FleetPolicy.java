@@ -133,10 +133,13 @@ public final class FleetPolicy {
           run.runId(),
           bounded,
           Reason.AT_RISK,
-          "needs " + needed + " in flight to finish in time, has " + now + bound);
+          "needs " + items(needed) + " in flight to finish in time, has " + now + bound);
     }
     return new Need(
-        run.runId(), needed, Reason.ON_TRACK, needed + " in flight finish in time, has " + now);
+        run.runId(),
+        needed,
+        Reason.ON_TRACK,
+        items(needed) + " in flight finish in time, has " + now);
   }
 
   /** The fleet for every run in flight together (their needs add up: they share the nodes). */
@@ -151,14 +154,18 @@ public final class FleetPolicy {
           case IDLE -> "no run in flight: down to the minimum of " + settings.minNodes();
           case THROTTLED -> "the provider throttles: no more nodes help";
           case AT_RISK ->
-              inFlight
-                  + " items in flight needed at "
+              items(inFlight)
+                  + " in flight needed at "
                   + settings.workersPerNode()
                   + " workers a node"
                   + (nodes > settings.maxNodes() ? ", capped at the maximum of " + bounded : "");
-          case ON_TRACK -> "every run finishes in time with " + inFlight + " items in flight";
+          case ON_TRACK -> "every run finishes in time with " + items(inFlight) + " in flight";
         };
     return new Wanted(bounded, reason, detail, needs);
+  }
+
+  private static String items(long n) {
+    return n == 1 ? "1 item" : n + " items";
   }
 
   private static Reason reasonOf(List<Need> needs) {
