@@ -25,6 +25,7 @@ import java.util.concurrent.CompletableFuture;
 import org.apache.pekko.actor.Address;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.cluster.Member;
 import org.apache.pekko.cluster.typed.Cluster;
 
 /**
@@ -43,6 +44,12 @@ final class LiveRuns {
    */
   static final Duration LEARN_FOR = Duration.ofSeconds(3);
 
+  /**
+   * How long a removed member's late word is ignored: far longer than a report or a listing takes
+   * to arrive, short enough that the set never grows with the cluster's history.
+   */
+  static final Duration REMEMBER_REMOVED = Duration.ofMinutes(10);
+
   /** A node whose dispatcher of a run failed this often ends the run FAILED. */
   static final int MAX_FAILURES = 3;
 
@@ -60,6 +67,8 @@ final class LiveRuns {
   private final Map<String, LiveRun> runs = new TreeMap<>();
   private final Map<String, ActorRef<ToAgent>> agents = new TreeMap<>();
   private final Map<String, NodeView> nodes = new HashMap<>();
+  // members removed lately, and when: their late reports and listings are not heeded
+  private final Map<Address, Long> removedAt = new HashMap<>();
   // nodes told there is no run, since their last run
   private final Set<String> toldIdle = new HashSet<>();
   private final long bornNanos = System.nanoTime();
@@ -80,8 +89,32 @@ final class LiveRuns {
 
   /** A node by its address: the same name for a local and a remote reference to its agent. */
   private String nodeOf(ActorRef<?> agent) {
+    return addressOf(agent).toString();
+  }
+
+  private Address addressOf(ActorRef<?> agent) {
     Address address = agent.path().address();
-    return (address.hasLocalScope() ? self : address).toString();
+    return address.hasLocalScope() ? self : address;
+  }
+
+  /**
+   * Whether the agent's node was removed from the cluster and has not joined again (a node started
+   * again on the same address is a member anew): a report that arrives after the removal, or a
+   * receptionist's listing that still names the node, must not bring it back, or it would hold a
+   * slice of every run and count among the fleet's nodes.
+   */
+  private boolean removedNode(ActorRef<?> agent) {
+    Address address = addressOf(agent);
+    if (!removedAt.containsKey(address)) {
+      return false;
+    }
+    for (Member member : Cluster.get(ctx.getSystem()).state().getMembers()) {
+      if (member.address().equals(address)) {
+        removedAt.remove(address);
+        return false;
+      }
+    }
+    return true;
   }
 
   // --- runs come and go
@@ -282,7 +315,9 @@ final class LiveRuns {
   /** Every node that hosts item shards runs an agent; one that is gone holds nothing any more. */
   void agents(Set<ActorRef<ToAgent>> listing) {
     Map<String, ActorRef<ToAgent>> now = new TreeMap<>();
-    listing.forEach(agent -> now.put(nodeOf(agent), agent));
+    listing.stream()
+        .filter(agent -> !removedNode(agent))
+        .forEach(agent -> now.put(nodeOf(agent), agent));
     new HashSet<>(agents.keySet())
         .stream().filter(node -> !now.containsKey(node)).forEach(this::gone);
     agents.clear();
@@ -295,6 +330,9 @@ final class LiveRuns {
    * no slice any more, and the shards it hosted are woken at once on the nodes that remain.
    */
   void removed(Address member) {
+    long now = System.nanoTime();
+    removedAt.values().removeIf(at -> now - at > REMEMBER_REMOVED.toNanos());
+    removedAt.put(member, now);
     String node = member.toString();
     if (agents.remove(node) != null || nodes.containsKey(node)) {
       gone(node);
@@ -310,6 +348,9 @@ final class LiveRuns {
   }
 
   void reported(DispatchProtocol.NodeReport report) {
+    if (removedNode(report.agent())) {
+      return; // what it held is the runs' lost leases already
+    }
     String node = nodeOf(report.agent());
     agents.putIfAbsent(node, report.agent());
     nodes.put(node, new NodeView(Set.copyOf(report.hostedShards()), report.workers()));

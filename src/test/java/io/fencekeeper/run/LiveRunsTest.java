@@ -274,6 +274,17 @@ class LiveRunsTest {
         "what it had in flight: offered first where its shards arrive");
     assertEquals(thereFirstItems, asked(), "its shards woken, each by one of its items");
 
+    // its last report, late, and a receptionist's listing that still names it bring nothing back:
+    // a ghost would hold a slice of the cap and count among the fleet's nodes (a scale-in's node)
+    steering.run(
+        live -> {
+          live.reported(
+              report(thereSeenHere, List.of(2, 3), holding(runReport(run, 8, 8, 40), 5, 7)));
+          live.agents(Set.of(hereAgent, thereSeenHere));
+        });
+    assertEquals(Map.of(run.runId(), 16), slices(here.receiveMessage(WITHIN)), "still all here");
+    assertEquals(1, steering.<FleetView>ask(LiveRuns::fleet).nodes(), "one node dispatches");
+
     // the next second: the orphans' items answered, so their new host reports them soon; they are
     // not asked again (OrphanPokesTest: when they are); the node that left hears nothing. The fence
     // leaves the coordinator after the tick's messages, so it arrives after anything it sent there
