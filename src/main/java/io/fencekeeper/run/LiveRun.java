@@ -284,7 +284,8 @@ final class LiveRun {
         (int) Math.min(Integer.MAX_VALUE, leased),
         governor.settings().burstCap(),
         share.budgetInFlight(),
-        governor.decision().mode() == GovernorPolicy.Mode.THROTTLED);
+        governor.decision().mode() == GovernorPolicy.Mode.THROTTLED
+            || governor.throttledLately(now));
   }
 
   /** Decides the governor's cap from the run's figures; a decision worth logging is returned. */

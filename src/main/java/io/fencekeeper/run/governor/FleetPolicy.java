@@ -68,7 +68,8 @@ public final class FleetPolicy {
   /**
    * One run now: its backlog, its measured completion rate with the items it has in flight, what
    * bounds its calls (its burst cap; the provider's budget, 0 = none) and whether the provider
-   * throttled it in the governor's last window.
+   * throttles it (its governor THROTTLED, or a throttled answer within the last minute: {@link
+   * RunGovernor#FLEET_THROTTLED_FOR}).
    */
   public record RunLoad(
       String runId,

@@ -16,6 +16,13 @@ public final class RunGovernor {
   /** How many changes the run view keeps. */
   static final int CHANGES_KEPT = 50;
 
+  /**
+   * How long a throttled answer keeps the run THROTTLED for the fleet ({@link FleetPolicy}): the
+   * governor may burst again a second after the last 429, but an autoscaler that added nodes in
+   * every lull between two bursts of 429s would only buy the provider more 429s.
+   */
+  public static final Duration FLEET_THROTTLED_FOR = Duration.ofMinutes(1);
+
   /** How long a quarantine keeps the governor from adding capacity. */
   static final Duration QUARANTINE_ALERT_FOR = Duration.ofMinutes(1);
 
@@ -23,6 +30,7 @@ public final class RunGovernor {
   private GovernorPolicy.Decision decision;
   private Instant lastDecisionAt;
   private long throttledInWindow;
+  private Instant lastThrottledAt;
   private long staleInWindow;
   private final ArrayDeque<Instant> quarantinedAt = new ArrayDeque<>();
   private final ArrayDeque<GovernorView.Change> changes = new ArrayDeque<>();
@@ -71,6 +79,9 @@ public final class RunGovernor {
       return Optional.empty();
     }
     lastDecisionAt = now;
+    if (throttledInWindow > 0) {
+      lastThrottledAt = now;
+    }
     GovernorPolicy.Decision next =
         GovernorPolicy.decide(
             settings,
@@ -95,6 +106,14 @@ public final class RunGovernor {
     }
     record(now);
     return Optional.of(next);
+  }
+
+  /**
+   * Whether the provider throttled the run within {@link #FLEET_THROTTLED_FOR} of {@code now}, as
+   * the governor's decisions saw it: more nodes would not help it.
+   */
+  public boolean throttledLately(Instant now) {
+    return lastThrottledAt != null && now.isBefore(lastThrottledAt.plus(FLEET_THROTTLED_FOR));
   }
 
   /** New limits from an operator: the cap in force is clamped into them at once. */

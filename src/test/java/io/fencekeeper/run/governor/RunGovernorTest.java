@@ -80,6 +80,27 @@ class RunGovernorTest {
     assertEquals(9, governor.cap(), "healthy again: one additive step up");
   }
 
+  /**
+   * The governor bursts again a second after the last 429 when the deadline is at risk; for the
+   * fleet the run stays throttled for a minute, so an autoscaler never adds nodes in a lull between
+   * two bursts of 429s.
+   */
+  @Test
+  void aThrottledAnswerKeepsTheRunThrottledForTheFleetForAMinuteWhileTheGovernorBurstsAgain() {
+    RunGovernor governor = new RunGovernor(SETTINGS, T);
+    assertFalse(governor.throttledLately(T), "never throttled");
+    governor.throttled(2);
+    deadlineAtRisk(governor, T);
+    assertEquals(Mode.THROTTLED, governor.decision().mode());
+
+    deadlineAtRisk(governor, T.plusSeconds(2));
+    assertEquals(Mode.BURST, governor.decision().mode(), "the governor bursts again");
+    assertTrue(governor.throttledLately(T.plusSeconds(2)));
+    assertTrue(governor.throttledLately(T.plus(RunGovernor.FLEET_THROTTLED_FOR).minusMillis(1)));
+    assertFalse(
+        governor.throttledLately(T.plus(RunGovernor.FLEET_THROTTLED_FOR)), "a minute without");
+  }
+
   @Test
   void throttledSignalHalvesTheCapOncePerCoolDown() {
     RunGovernor governor = new RunGovernor(withCooldown(Duration.ofSeconds(5)), T);
