@@ -512,15 +512,22 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
     }
     writing = true;
     ActorRef<ToDispatcher> me = getContext().getSelf();
-    CompletableFuture.runAsync(
-            () -> deps.rows().markStatuses(run.scopeId(), batch), deps.blocking())
-        .whenComplete(
-            (ok, failure) -> {
-              if (failure == null) {
-                reportTo.tell(report);
-              }
-              me.tell(new Written(batch, failure == null));
-            });
+    try {
+      CompletableFuture.runAsync(
+              () -> deps.rows().markStatuses(run.scopeId(), batch), deps.blocking())
+          .whenComplete(
+              (ok, failure) -> {
+                if (failure == null) {
+                  reportTo.tell(report);
+                }
+                me.tell(new Written(batch, failure == null));
+              });
+    } catch (java.util.concurrent.RejectedExecutionException shuttingDown) {
+      // the node shuts down and its blocking pool stopped before this tick: the statuses stay on
+      // the board (a shard's next host reads them from the journal); no error for a clean exit
+      writing = false;
+      items.board.unwritten(batch);
+    }
   }
 
   private Behavior<ToDispatcher> onWritten(Written written) {
