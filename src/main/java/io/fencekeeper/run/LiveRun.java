@@ -3,6 +3,7 @@ package io.fencekeeper.run;
 import io.fencekeeper.dispatch.DispatchProtocol;
 import io.fencekeeper.dispatch.RunWork;
 import io.fencekeeper.provider.budget.RunShare;
+import io.fencekeeper.run.governor.FleetPace;
 import io.fencekeeper.run.governor.FleetPolicy;
 import io.fencekeeper.run.governor.GovernorPolicy;
 import io.fencekeeper.run.governor.GovernorSettings;
@@ -44,6 +45,7 @@ final class LiveRun {
   private final Map<String, Integer> toldSinceReport = new TreeMap<>();
   private final Map<Integer, DispatchProtocol.ShardTally> tallies = new HashMap<>();
   private final OrphanPokes pokes = new OrphanPokes();
+  private final FleetPace pace = new FleetPace();
   private final Set<Integer> lostLeases = new TreeSet<>();
   private RunItemStore.ShardFigures shards;
   private Stopping stopping;
@@ -274,13 +276,15 @@ final class LiveRun {
   }
 
   private FleetPolicy.RunLoad load(Instant now, long remaining, double rate, long leased) {
+    // the rate its items in flight give at their best pace of the last seconds (FleetPace)
+    double paced = pace.best(System.nanoTime(), rate, leased) * leased;
     return new FleetPolicy.RunLoad(
         record.runId(),
         now,
         record.deadline(),
         // a stopping run takes no more items: it needs nothing of the fleet
         stopping != null ? 0 : remaining,
-        rate,
+        paced,
         (int) Math.min(Integer.MAX_VALUE, leased),
         governor.settings().burstCap(),
         share.budgetInFlight(),
