@@ -1,6 +1,7 @@
 package io.fencekeeper.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fencekeeper.node.FencekeeperNode;
 import io.fencekeeper.provider.ProviderTestSupport;
@@ -24,6 +25,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.sql.Timestamp;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -103,23 +105,23 @@ final class ProcessCluster implements AutoCloseable {
   private static final List<String> SERVE = List.of("io.fencekeeper.cli.Main", "serve");
 
   ProcessCluster(int workersPerNode, String... simFlags) throws Exception {
-    this(SERVE, workersPerNode, Map.of(), n -> Launch.PLAIN, false, simFlags);
+    this(SERVE, 3, workersPerNode, Map.of(), n -> Launch.PLAIN, false, simFlags);
   }
 
   /** {@code timings} override the test timings (HOCON paths), e.g. a slower failure detector. */
   ProcessCluster(int workersPerNode, Map<String, Object> timings, String... simFlags)
       throws Exception {
-    this(SERVE, workersPerNode, timings, n -> Launch.PLAIN, false, simFlags);
+    this(SERVE, 3, workersPerNode, timings, n -> Launch.PLAIN, false, simFlags);
   }
 
   /** Nodes started by another main class, e.g. a test's {@code serve} with a fault built in. */
   ProcessCluster(List<String> nodeMain, int workersPerNode, String... simFlags) throws Exception {
-    this(nodeMain, workersPerNode, Map.of(), n -> Launch.PLAIN, false, simFlags);
+    this(nodeMain, 3, workersPerNode, Map.of(), n -> Launch.PLAIN, false, simFlags);
   }
 
   ProcessCluster(int workersPerNode, IntFunction<Launch> launches, String... simFlags)
       throws Exception {
-    this(SERVE, workersPerNode, Map.of(), launches, false, simFlags);
+    this(SERVE, 3, workersPerNode, Map.of(), launches, false, simFlags);
   }
 
   /** {@code timings}: HOCON paths over the test timings, for every node. */
@@ -129,7 +131,7 @@ final class ProcessCluster implements AutoCloseable {
       IntFunction<Launch> launches,
       String... simFlags)
       throws Exception {
-    this(SERVE, workersPerNode, timings, launches, false, simFlags);
+    this(SERVE, 3, workersPerNode, timings, launches, false, simFlags);
   }
 
   /**
@@ -143,11 +145,23 @@ final class ProcessCluster implements AutoCloseable {
       boolean linkDatabase,
       String... simFlags)
       throws Exception {
-    this(SERVE, workersPerNode, timings, launches, linkDatabase, simFlags);
+    this(SERVE, 3, workersPerNode, timings, launches, linkDatabase, simFlags);
+  }
+
+  /**
+   * {@code initialNodes} nodes (1 to 3) instead of three: a test that adds the others itself with
+   * {@link #startNode(int, List)}, as an autoscaler does.
+   */
+  static ProcessCluster ofNodes(
+      int initialNodes, int workersPerNode, IntFunction<Launch> launches, String... simFlags)
+      throws Exception {
+    return new ProcessCluster(
+        SERVE, initialNodes, workersPerNode, Map.of(), launches, false, simFlags);
   }
 
   private ProcessCluster(
       List<String> nodeMain,
+      int initialNodes,
       int workersPerNode,
       Map<String, Object> timings,
       IntFunction<Launch> launches,
@@ -186,8 +200,9 @@ final class ProcessCluster implements AutoCloseable {
       stampJournalRowsWithDatabaseTime();
       List<String> seeds = List.of(first.address());
       // one at a time: two JVMs warming up together starve each other's heartbeats on 2 cores
-      awaitReady(startNode(2, FreePorts.next(), FreePorts.next(), FreePorts.next(), seeds));
-      awaitReady(startNode(3, FreePorts.next(), FreePorts.next(), FreePorts.next(), seeds));
+      for (int n = 2; n <= initialNodes; n++) {
+        awaitReady(startNode(n, FreePorts.next(), FreePorts.next(), FreePorts.next(), seeds));
+      }
       client = ClusterFixture.startNode(db, dir.resolve("client"), seeds, null, 0, timings);
     } catch (Exception | AssertionError e) {
       // try-with-resources never closes what failed to construct: stop what did start
@@ -268,6 +283,25 @@ final class ProcessCluster implements AutoCloseable {
     NodeProcess node = new NodeProcess(n, builder.start(), remote, management, http, log);
     nodes.add(node);
     return node;
+  }
+
+  /**
+   * SIGTERM to the node (coordinated shutdown: it leaves, hands its shards over and drains its
+   * workers), then waits until its process has exited and the cluster has removed the member;
+   * returns when the process exited.
+   */
+  Instant leave(NodeProcess node) throws InterruptedException {
+    node.process().destroy();
+    assertTrue(
+        node.process().waitFor(90, TimeUnit.SECONDS),
+        "node " + node.n() + " leaves: " + tail(node.log()));
+    Instant exited = Instant.now();
+    Await.until(
+        Duration.ofSeconds(60),
+        "node " + node.n() + " removed",
+        () -> !isMember(node.address()),
+        this::snapshot);
+    return exited;
   }
 
   /** Management's /health/ready: this node is an Up member and its shard region registered. */

@@ -241,16 +241,8 @@ class RestartAtDeadlineProcessTest {
   private static Restart restart(ProcessCluster cluster, ProcessCluster.NodeProcess node)
       throws Exception {
     Instant sigterm = Instant.now();
-    node.process().destroy(); // SIGTERM: coordinated shutdown
-    assertTrue(
-        node.process().waitFor(90, TimeUnit.SECONDS),
-        "node " + node.n() + " leaves: " + ProcessCluster.tail(node.log()));
-    Instant exited = Instant.now();
     // the same address comes back as a new incarnation: the old one must be gone first
-    Await.until(
-        Duration.ofSeconds(60),
-        "node " + node.n() + " removed",
-        () -> !cluster.isMember(node.address()));
+    Instant exited = cluster.leave(node);
     Instant started = Instant.now();
     cluster.awaitReady(cluster.restart(node));
     return new Restart(node, sigterm, exited, started, Instant.now());

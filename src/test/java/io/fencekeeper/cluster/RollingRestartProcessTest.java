@@ -26,7 +26,6 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -86,16 +85,8 @@ class RollingRestartProcessTest {
             runState(cluster, created.runId()),
             "the run must still be running when node " + node.n() + " restarts: more items");
         Instant sigterm = Instant.now();
-        node.process().destroy(); // SIGTERM: coordinated shutdown
-        assertTrue(
-            node.process().waitFor(90, TimeUnit.SECONDS),
-            "node " + node.n() + " leaves: " + ProcessCluster.tail(node.log()));
-        Instant exited = Instant.now();
         // the same address comes back as a new incarnation: the old one must be gone first
-        Await.until(
-            Duration.ofSeconds(60),
-            "node " + node.n() + " removed",
-            () -> !cluster.isMember(node.address()));
+        Instant exited = cluster.leave(node);
         ProcessCluster.NodeProcess fresh = cluster.restart(node);
         cluster.awaitReady(fresh);
         restarts.add(new Restart(node, sigterm, exited, Instant.now()));

@@ -242,12 +242,23 @@ class VerifyProcessTest {
 
   /** The sim's faults as they were started, with {@code latencyMs} added to every request. */
   static void setSimLatency(ProcessCluster cluster, long latencyMs) throws Exception {
+    setSimFaults(cluster, Map.of("latencyMs", latencyMs));
+  }
+
+  /**
+   * PUT /admin/faults: the sim's faults as they are, with {@code changes} over them (the field
+   * names of {@code SimFaults}, e.g. latencyMs, throttlePerSecond).
+   */
+  static void setSimFaults(ProcessCluster cluster, Map<String, ?> changes) throws Exception {
     URI faults = cluster.simUrl.resolve("admin/faults");
     JsonNode current =
         JSON.readTree(
             HTTP.send(HttpRequest.newBuilder(faults).build(), HttpResponse.BodyHandlers.ofString())
                 .body());
-    ((com.fasterxml.jackson.databind.node.ObjectNode) current).put("latencyMs", latencyMs);
+    changes.forEach(
+        (field, value) ->
+            ((com.fasterxml.jackson.databind.node.ObjectNode) current)
+                .set(field, JSON.valueToTree(value)));
     HttpResponse<String> set =
         HTTP.send(
             HttpRequest.newBuilder(faults)
