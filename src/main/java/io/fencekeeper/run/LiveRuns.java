@@ -227,10 +227,20 @@ final class LiveRuns {
         .orElse(deps.fleet().workersPerNode());
   }
 
-  /** Logs the signal when its nodes or its reason change: an operator reads why nodes came. */
+  /**
+   * Logs the signal when the nodes wanted change, or a run's deadline comes at risk or its provider
+   * throttles it, or that ends: an operator reads why nodes came and went. A run that starts or
+   * ends without changing the nodes wanted (IDLE and ON_TRACK) is not news.
+   */
   private void watchFleet() {
     FleetView now = fleet();
-    if (fleet == null || fleet.wanted() != now.wanted() || fleet.reason() != now.reason()) {
+    // before its first signal, a coordinator takes the fleet to have been idle at its minimum
+    int wantedBefore = fleet == null ? deps.fleet().minNodes() : fleet.wanted();
+    FleetPolicy.Reason reasonBefore = fleet == null ? FleetPolicy.Reason.IDLE : fleet.reason();
+    boolean news =
+        wantedBefore != now.wanted()
+            || (reasonBefore != now.reason() && (alarming(reasonBefore) || alarming(now.reason())));
+    if (news) {
       ctx.getLog()
           .info(
               "fleet: {} nodes wanted, {} dispatching ({}): {}",
@@ -240,6 +250,10 @@ final class LiveRuns {
               now.detail());
     }
     fleet = now;
+  }
+
+  private static boolean alarming(FleetPolicy.Reason reason) {
+    return reason == FleetPolicy.Reason.AT_RISK || reason == FleetPolicy.Reason.THROTTLED;
   }
 
   void changeGovernor(GovernorSettings settings) {

@@ -42,12 +42,28 @@ class CliFollowAndReportTest {
     } finally {
       System.setOut(saved);
     }
-    List<String> lines = bytes.toString(StandardCharsets.UTF_8).lines().toList();
+    List<String> lines = printed(bytes);
     assertTrue(
         lines.get(0).contains(runId + " RUNNING") && lines.get(0).contains("done 0/2"),
         lines.get(0));
     assertTrue(lines.get(lines.size() - 1).contains(runId + " CANCELLED"), lines.toString());
   }
+
+  /**
+   * What the command printed: the node these tests call runs in the same JVM, and its log lines
+   * (timestamp first, logback-test.xml) share the captured standard output whenever it logs.
+   */
+  private static List<String> printed(ByteArrayOutputStream bytes) {
+    return bytes
+        .toString(StandardCharsets.UTF_8)
+        .lines()
+        .filter(line -> !LOG_LINE.matcher(line).lookingAt())
+        .toList();
+  }
+
+  private static final java.util.regex.Pattern LOG_LINE =
+      java.util.regex.Pattern.compile(
+          "\\d\\d:\\d\\d:\\d\\d\\.\\d{3} (TRACE|DEBUG|INFO|WARN|ERROR) ");
 
   @Test
   void followNeedsARunIdAndAnUnknownRunIsAnError() {
@@ -76,7 +92,7 @@ class CliFollowAndReportTest {
     } finally {
       System.setOut(saved);
     }
-    List<String> lines = bytes.toString(StandardCharsets.UTF_8).lines().toList();
+    List<String> lines = printed(bytes);
     assertEquals(4, lines.size(), lines.toString());
     assertTrue(lines.get(0).startsWith("itemId,status,attempt"));
     assertTrue(

@@ -24,12 +24,18 @@ class FleetEndpointTest {
     try (ApiTestNode api =
         ApiTestNode.fresh(
             Map.of("fencekeeper.fleet.min-nodes", 2, "fencekeeper.fleet.max-nodes", 5))) {
-      JsonNode idle = api.get("/api/fleet").tree();
+      // the node's dispatch agent reaches the coordinator through the receptionist, a moment
+      // after the node is up
+      JsonNode idle =
+          ApiTestNode.await(
+              () -> api.get("/api/fleet").tree(),
+              fleet -> fleet.path("nodes").asInt() == 1,
+              java.time.Duration.ofSeconds(30),
+              "the node's agent counted");
       assertEquals("IDLE", idle.path("reason").asText(), idle.toString());
       assertEquals(2, idle.path("wanted").asInt(), "down to min-nodes");
       assertEquals(2, idle.path("minNodes").asInt());
       assertEquals(5, idle.path("maxNodes").asInt());
-      assertEquals(1, idle.path("nodes").asInt(), "this node dispatches: a cluster of its own");
       assertEquals(0, idle.path("runs").size());
       String scrape = api.get("/metrics").body();
       assertTrue(
