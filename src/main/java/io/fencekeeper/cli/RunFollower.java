@@ -76,6 +76,9 @@ final class RunFollower {
 
   /** Prints each update; the run's exit code once it has ended, empty when the stream broke. */
   private Optional<Integer> print(EventStreamReader events) throws IOException {
+    // the feed sends a running run every second, changed or not (its chart moves on): a line is
+    // printed only when what it shows changed (the time it starts with aside)
+    String printed = null;
     for (Optional<EventStreamReader.Event> next = events.next();
         next.isPresent();
         next = events.next()) {
@@ -84,10 +87,11 @@ final class RunFollower {
         continue; // 'closing': the node shuts down, the loop reconnects
       }
       JsonNode run = api.mapper.readTree(event.data()).path("run");
-      if (api.json) {
-        out.println(api.mapper.writeValueAsString(run));
-      } else {
-        out.println(line(run));
+      String text = api.json ? api.mapper.writeValueAsString(run) : line(run);
+      String shown = api.json ? text : text.substring(text.indexOf(' ') + 1);
+      if (!shown.equals(printed)) {
+        printed = shown;
+        out.println(text);
       }
       RunState state = RunState.valueOf(run.path("state").asText());
       if (state.ended()) {

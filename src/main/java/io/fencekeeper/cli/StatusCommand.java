@@ -25,7 +25,7 @@ public final class StatusCommand implements Callable<Integer> {
   @Option(
       names = {"-f", "--follow"},
       description =
-          "with a run id: print a line per update (live, from the run's event stream) until the"
+          "with a run id: print a line when the run changes (live, from the run's event stream) until the"
               + " run ends; exit 0 SUCCEEDED, 2 PARTIAL, 3 FAILED or CANCELLED")
   boolean follow;
 

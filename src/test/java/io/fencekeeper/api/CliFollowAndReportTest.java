@@ -1,6 +1,7 @@
 package io.fencekeeper.api;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fencekeeper.cli.ReportCommand;
@@ -37,6 +38,14 @@ class CliFollowAndReportTest {
           Duration.ofSeconds(30),
           "the first line of the follow",
           () -> bytes.toString(StandardCharsets.UTF_8).contains("RUNNING"));
+      // the feed sends the standing run every second: three of them pass before the cancel
+      try (var feed =
+          io.fencekeeper.api.stream.RunEventStreamsTest.open(
+              api, "/api/runs/" + ApiTestNode.seg(runId) + "/events")) {
+        for (int i = 0; i < 4; i++) {
+          feed.next(api);
+        }
+      }
       assertEquals(200, api.post("/api/runs/" + ApiTestNode.seg(runId) + "/cancel", null).status());
       assertEquals(3, exit.get(30, TimeUnit.SECONDS), "CANCELLED exits 3, as the run command");
     } finally {
@@ -47,6 +56,13 @@ class CliFollowAndReportTest {
         lines.get(0).contains(runId + " RUNNING") && lines.get(0).contains("done 0/2"),
         lines.get(0));
     assertTrue(lines.get(lines.size() - 1).contains(runId + " CANCELLED"), lines.toString());
+    for (int i = 1; i < lines.size(); i++) {
+      // each line starts with the time it was printed
+      assertNotEquals(
+          afterTime(lines.get(i - 1)),
+          afterTime(lines.get(i)),
+          "a line only when the run changed: " + lines);
+    }
   }
 
   /**
@@ -59,6 +75,10 @@ class CliFollowAndReportTest {
         .lines()
         .filter(line -> !LOG_LINE.matcher(line).lookingAt())
         .toList();
+  }
+
+  private static String afterTime(String line) {
+    return line.substring(line.indexOf(' ') + 1);
   }
 
   private static final java.util.regex.Pattern LOG_LINE =

@@ -278,7 +278,8 @@ public final class RunEventStreams implements AutoCloseable {
 
   /**
    * One second's update: record the samples, then tell every subscriber what changed: the list's
-   * subscribers each run whose view changed, a run's subscribers its progress.
+   * subscribers each run whose view changed, a run's subscribers its progress (every second while
+   * it runs: the second's sample).
    */
   synchronized void publish(List<RunView> all, long now) {
     Map<String, RunView> byId = new HashMap<>();
@@ -320,7 +321,10 @@ public final class RunEventStreams implements AutoCloseable {
             return event("progress", json(progress));
           },
           now,
-          run.state().ended());
+          run.state().ended(),
+          // a running run's chart moves on every second even when its figures stand still (its
+          // items wait on a slow provider): the second's sample goes out to whoever watches
+          sample != null && !run.state().ended());
     }
   }
 
@@ -377,13 +381,20 @@ public final class RunEventStreams implements AutoCloseable {
       this.runId = runId;
     }
 
-    /** Sends when {@code data} differs from what was last sent, a heartbeat otherwise. */
+    /**
+     * Sends when {@code data} differs from what was last sent or {@code newSample} (a second's
+     * sample of a running run), a heartbeat otherwise.
+     */
     void send(
-        String data, java.util.function.Supplier<ByteString> event, long now, boolean thenEnd) {
+        String data,
+        java.util.function.Supplier<ByteString> event,
+        long now,
+        boolean thenEnd,
+        boolean newSample) {
       if (queue == null) {
         return;
       }
-      if (!data.equals(lastData)) {
+      if (!data.equals(lastData) || newSample) {
         lastData = data;
         offer(event.get(), now);
         if (thenEnd) {

@@ -119,6 +119,30 @@ public class RunEventStreamsTest {
     }
   }
 
+  /**
+   * A running run whose figures stand still (this node has no workers and a clock that does not
+   * move: nothing changes) still sends the second's sample, so its chart moves on.
+   */
+  @Test
+  void aRunningRunWhoseFiguresStandStillStillSendsEachSecondsSample() throws Exception {
+    String runId = api.createRun(ApiTestNode.newJob("still"), 2);
+    try (EventReader stream = open(api, "/api/runs/" + ApiTestNode.seg(runId) + "/events")) {
+      assertEquals("snapshot", stream.next(api).name());
+      long before = Long.MIN_VALUE;
+      for (int i = 0; i < 3; i++) {
+        Event event = stream.next(api);
+        assertEquals("progress", event.name());
+        assertEquals("RUNNING", event.data().path("run").path("state").asText());
+        assertEquals(0, event.data().path("run").path("counts").path("done").asLong());
+        long at = event.data().path("sample").path("at").asLong();
+        assertTrue(at > before, "a new sample each time: " + event.data());
+        before = at;
+      }
+    } finally {
+      api.post("/api/runs/" + ApiTestNode.seg(runId) + "/cancel", null);
+    }
+  }
+
   @Test
   void theRunListStreamSendsEveryRun() throws Exception {
     String runId = api.createRun(ApiTestNode.newJob("list-events"), 1);
