@@ -269,12 +269,6 @@ final class LiveRun {
   }
 
   /** What the fleet's rule reads of the run (docs/cluster.md, "The fleet follows the window"). */
-  FleetPolicy.RunLoad load(Instant now) {
-    RunProgress p = progress(now);
-    return load(
-        now, p.counts().pending() + p.counts().leased(), p.itemsPerSecond(), p.counts().leased());
-  }
-
   private FleetPolicy.RunLoad load(Instant now, long remaining, double rate, long leased) {
     // the rate its items in flight give at their best pace of the last seconds (FleetPace)
     double paced = pace.best(System.nanoTime(), rate, leased) * leased;

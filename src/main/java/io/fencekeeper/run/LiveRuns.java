@@ -207,10 +207,11 @@ final class LiveRuns {
    */
   FleetView fleet() {
     Instant now = deps.clock().instant();
-    List<FleetPolicy.RunLoad> loads = new ArrayList<>();
-    runs.values().forEach(live -> loads.add(live.load(now)));
+    // each run's progress carries its need: computed once, the same the run view shows
+    List<FleetPolicy.Need> needs = new ArrayList<>();
+    runs.values().forEach(live -> needs.add(live.progress(now).fleet()));
     FleetPolicy.Settings settings = deps.fleet().withWorkersPerNode(workersPerNode());
-    return FleetView.of(now, agents.size(), settings, FleetPolicy.wanted(settings, loads));
+    return FleetView.of(now, agents.size(), settings, FleetPolicy.fromNeeds(settings, needs));
   }
 
   /**

@@ -145,7 +145,11 @@ public final class FleetPolicy {
 
   /** The fleet for every run in flight together (their needs add up: they share the nodes). */
   public static Wanted wanted(Settings settings, List<RunLoad> runs) {
-    List<Need> needs = runs.stream().map(run -> need(run, settings.margin())).toList();
+    return fromNeeds(settings, runs.stream().map(run -> need(run, settings.margin())).toList());
+  }
+
+  /** The fleet for runs whose needs are known already (each run's progress carries its own). */
+  public static Wanted fromNeeds(Settings settings, List<Need> needs) {
     long inFlight = needs.stream().mapToLong(Need::inFlight).sum();
     long nodes = (inFlight + settings.workersPerNode() - 1) / settings.workersPerNode();
     int bounded = (int) Math.max(settings.minNodes(), Math.min(settings.maxNodes(), nodes));
