@@ -64,17 +64,7 @@ run() { # job items [measure]
     threads >"$D/threads.0"
     window "in flight"
     threads >"$D/threads.1"
-    python3 - "$D/threads.0" "$D/threads.1" <<'PY'
-import collections, re, sys
-before = collections.Counter(); after = collections.Counter()
-for path, into in ((sys.argv[1], before), (sys.argv[2], after)):
-    for line in open(path):
-        name, ticks = line.rsplit(' ', 1)
-        into[re.sub(r'[-_#]?\d+$', '', name)] += int(ticks)
-for name, ticks in sorted(((n, after[n] - before[n]) for n in after), key=lambda x: -x[1]):
-    if ticks > 0:
-        print(f"  {ticks * 10 / 20:6.1f} ms/s  {name}")
-PY
+    python3 "$(dirname "$0")/thread-cpu.py" "$D/threads.0" "$D/threads.1" 0.5 ms/s
   fi
   until curl -sf "$API/api/runs/$job%2F2026-12-01" | grep -q '"state":"SUCCEEDED"'; do sleep 0.5; done
   t1=$(date +%s.%N); c1=$(cpu)

@@ -9,6 +9,7 @@ import io.fencekeeper.api.ops.ManagementStarter;
 import io.fencekeeper.node.FencekeeperNode;
 import io.fencekeeper.node.NodeConfig;
 import io.fencekeeper.node.NodeSettings;
+import io.fencekeeper.node.NodeWarmUp;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -43,6 +44,18 @@ public final class ServeCommand implements Callable<Integer> {
     FencekeeperNode node;
     try {
       api = ApiSettings.from(NodeSettings.from(resolved));
+      NodeWarmUp.items(resolved);
+    } catch (IllegalArgumentException e) {
+      System.err.println("fencekeeper node not started: " + e.getMessage());
+      return 78;
+    }
+    // before the node joins anyone: a node that is up takes shards, and its first items would run
+    // in the interpreter
+    if (warmUp(resolved) instanceof NodeWarmUp.Outcome.Stopped || NodeWarmUp.jvmShuttingDown()) {
+      System.err.println("fencekeeper node not started: stopped during its warm-up");
+      return 0;
+    }
+    try {
       node =
           FencekeeperNode.builder(resolved)
               .workerGateway(items -> new MeteredItemGateway(items, metrics, "worker"))
@@ -75,5 +88,34 @@ public final class ServeCommand implements Callable<Integer> {
             + ", management "
             + management);
     return exit.await();
+  }
+
+  /** The warm-up, decorated like the node below with metrics of its own, and one line about it. */
+  private static NodeWarmUp.Outcome warmUp(Config resolved) {
+    int synthetic = NodeWarmUp.items(resolved);
+    if (synthetic > 0) {
+      System.err.printf(
+          "fencekeeper warm-up: %d synthetic items on a throwaway in-memory node before this node"
+              + " starts%n",
+          synthetic);
+    }
+    ApiMetrics throwaway = new ApiMetrics();
+    NodeWarmUp.Outcome outcome =
+        NodeWarmUp.run(
+            resolved,
+            b ->
+                b.workerGateway(items -> new MeteredItemGateway(items, throwaway, "worker"))
+                    .attemptListener(throwaway));
+    if (outcome instanceof NodeWarmUp.Outcome.Warmed w) {
+      System.err.printf(
+          "fencekeeper warm-up: %d of %d items %s in %.1f s on a throwaway in-memory node"
+              + " (FENCEKEEPER_WARM_UP_ITEMS=0 skips it)%n",
+          w.done(), w.items(), w.state(), w.took().toMillis() / 1000.0);
+    } else if (outcome instanceof NodeWarmUp.Outcome.Failed f) {
+      System.err.printf(
+          "fencekeeper warm-up failed after %.1f s (%s): the node starts cold%n",
+          f.took().toMillis() / 1000.0, f.reason());
+    }
+    return outcome;
   }
 }
