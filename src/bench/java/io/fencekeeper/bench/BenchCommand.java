@@ -99,6 +99,15 @@ public final class BenchCommand implements Callable<Integer> {
   boolean skipPekkoFloor;
 
   @Option(
+      names = "--warmup-latency-ms",
+      defaultValue = "-1",
+      description =
+          "provider comparison: the sim's latency per call during both warm-ups (set through its"
+              + " /admin/faults, put back for the timed runs), so that a run at 300 ms can be"
+              + " measured on nodes warmed at 20; default: the sim's own")
+  long warmupLatencyMs;
+
+  @Option(
       names = "--provider-comparison",
       description =
           "instead of no-op items: Fencekeeper with the http provider against a sim provider vs"
@@ -215,7 +224,11 @@ public final class BenchCommand implements Callable<Integer> {
                     sub,
                     sim,
                     new ProviderComparison.Sizes(
-                        items, warmup, workers, skipDbScheduler ? List.of() : schedulerThreads),
+                        items,
+                        warmup,
+                        workers,
+                        skipDbScheduler ? List.of() : schedulerThreads,
+                        warmupLatencyMs),
                     configOverrides);
             failures.addAll(ProviderComparison.failures(section));
             sections.add(section);

@@ -18,6 +18,7 @@ import java.time.Instant;
 import java.time.LocalDate;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
@@ -65,10 +66,22 @@ final class FencekeeperBench {
    *
    * @param sim the sim provider's process, metered beside the node when there is one
    */
-  record Setup(int workers, Provider provider, Map<String, Object> config, ProcessCpu sim) {
+  /**
+   * {@code duringWarmup}: what holds while the warm-up runs (opened before it, closed after it), e.g.
+   * the sim at another latency.
+   */
+  record Setup(
+      int workers,
+      Provider provider,
+      Map<String, Object> config,
+      ProcessCpu sim,
+      Callable<AutoCloseable> duringWarmup) {
+
+    private static final Callable<AutoCloseable> NOTHING = () -> () -> {};
 
     static Setup withProvider(int workers, Provider provider) {
-      return new Setup(workers, provider, Map.of(), ProcessCpu.notMeasured("no sim process"));
+      return new Setup(
+          workers, provider, Map.of(), ProcessCpu.notMeasured("no sim process"), NOTHING);
     }
 
     /** {@code FENCEKEEPER_PROVIDER=http}, {@code FENCEKEEPER_PROVIDER_URL} = the sim. */
@@ -81,7 +94,13 @@ final class FencekeeperBench {
               "http",
               "fencekeeper.provider.url",
               sim.baseUrl().toString()),
-          sim.cpu());
+          sim.cpu(),
+          NOTHING);
+    }
+
+    /** The warm-up with the sim at {@code latencyMs}, the timed run at the sim's own. */
+    Setup warmingAt(Sim sim, long latencyMs) {
+      return new Setup(workers, provider, config, this.sim, () -> sim.latencyFor(latencyMs));
     }
   }
 
@@ -123,7 +142,7 @@ final class FencekeeperBench {
         // JIT compilation, shard allocation and pool growth happen once per node, not per run:
         // a separate run on other items pays for them, as db-scheduler gets its own warm-up
         Path warmupScope = writeScope(workDir, "warmup-", warmupItems);
-        try {
+        try (AutoCloseable during = setup.duringWarmup().call()) {
           RunView warmup = create(node, "warmup-" + job, warmupScope, warmupItems).run();
           awaitEnd(node, warmup);
         } finally {

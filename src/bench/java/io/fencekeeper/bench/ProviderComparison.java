@@ -25,7 +25,9 @@ import java.util.concurrent.Future;
 final class ProviderComparison {
 
   /** How much work, and how much concurrency on each side. */
-  record Sizes(int items, int warmup, int workers, List<Integer> schedulerThreads) {}
+  /** {@code warmupLatencyMs}: the sim's latency during both warm-ups; -1 leaves it as it is. */
+  record Sizes(
+      int items, int warmup, int workers, List<Integer> schedulerThreads, long warmupLatencyMs) {}
 
   private ProviderComparison() {}
 
@@ -40,8 +42,15 @@ final class ProviderComparison {
     int n = sizes.items();
     out.printf(
         "%nprovider comparison on %s: %d items, two provider calls per item (plan, cleanup) to %s"
-            + " at %s (after an untimed warm-up of %d)%n",
-        db.name(), n, sim.description(), sim.baseUrl(), sizes.warmup());
+            + " at %s (after an untimed warm-up of %d%s)%n",
+        db.name(),
+        n,
+        sim.description(),
+        sim.baseUrl(),
+        sizes.warmup(),
+        sizes.warmupLatencyMs() < 0
+            ? ""
+            : " with the sim at " + sizes.warmupLatencyMs() + " ms a call");
     BenchCommand.printDatabase(out, db);
     out.printf(
         "  fencekeeper: http provider, %d workers, governor caps %d/%d/1;"
@@ -62,7 +71,10 @@ final class ProviderComparison {
             dir,
             n,
             sizes.warmup(),
-            FencekeeperBench.Setup.httpProvider(sizes.workers(), sim),
+            sizes.warmupLatencyMs() < 0
+                ? FencekeeperBench.Setup.httpProvider(sizes.workers(), sim)
+                : FencekeeperBench.Setup.httpProvider(sizes.workers(), sim)
+                    .warmingAt(sim, sizes.warmupLatencyMs()),
             configOverrides);
     BenchCommand.printFencekeeper(out, fk);
     BenchCommand.printCalls(out, fk);
@@ -79,12 +91,15 @@ final class ProviderComparison {
     String stamp = Long.toString(System.currentTimeMillis(), 36);
     if (!sizes.schedulerThreads().isEmpty()) {
       if (sizes.warmup() > 0) {
-        DbSchedulerBench.run(
+        try (AutoCloseable during =
+            sizes.warmupLatencyMs() < 0 ? () -> {} : sim.latencyFor(sizes.warmupLatencyMs())) {
+          DbSchedulerBench.run(
             db,
             sizes.warmup(),
             sizes.schedulerThreads().get(0),
             body(calls, "dbs-warmup-" + stamp),
             sim.cpu());
+        }
       }
       for (int threads : sizes.schedulerThreads()) {
         String job = "dbs" + threads + "-" + stamp;

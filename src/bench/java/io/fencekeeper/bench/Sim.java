@@ -1,5 +1,7 @@
 package io.fencekeeper.bench;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.fencekeeper.provider.http.HttpProtocol;
 import io.fencekeeper.provider.sim.SimFaults;
 import io.fencekeeper.provider.sim.SimProviderServer;
 import java.io.BufferedReader;
@@ -9,6 +11,9 @@ import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -127,6 +132,37 @@ record Sim(URI baseUrl, ProcessCpu cpu, String description, AutoCloseable stop)
         ProcessCpu.notMeasured("in this JVM: part of the JVM's CPU"),
         "sim-provider in this JVM (" + threads + " threads)",
         server::close);
+  }
+
+  /**
+   * Sets the sim's latency to {@code latencyMs} (its other faults as they are) until the returned
+   * handle is closed, which puts its faults back as they were: a warm-up at one latency before a
+   * timed run at another, on the sim's own {@code /admin/faults}.
+   */
+  AutoCloseable latencyFor(long latencyMs) throws Exception {
+    HttpClient http = HttpClient.newHttpClient();
+    URI faults = baseUrl.resolve("/admin/faults");
+    String before =
+        http.send(HttpRequest.newBuilder(faults).build(), HttpResponse.BodyHandlers.ofString())
+            .body();
+    ObjectNode changed = (ObjectNode) HttpProtocol.json().readTree(before);
+    changed.put("latencyMs", latencyMs);
+    putFaults(http, faults, changed.toString());
+    return () -> putFaults(http, faults, before);
+  }
+
+  private static void putFaults(HttpClient http, URI faults, String body) throws Exception {
+    HttpResponse<String> answer =
+        http.send(
+            HttpRequest.newBuilder(faults)
+                .header("Content-Type", "application/json")
+                .PUT(HttpRequest.BodyPublishers.ofString(body))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    if (answer.statusCode() != 200) {
+      throw new IllegalStateException(
+          "the sim refused its faults (" + answer.statusCode() + "): " + answer.body());
+    }
   }
 
   /** The address in the sim's start-up line ({@code sim-provider listening on http://...}). */
