@@ -21,6 +21,6 @@ class PatientProcessTests {
 
   static final String CLASSES =
       ".*\\.(PauseThenKill|CountersMatchJournal|ClockSkew|ClusterBootstrap|MillionRowUpload"
-          + "|RetentionCrash|RetentionConfig|LocalPostgres|RunCommandQuiet|PartitionTimings)"
+          + "|RetentionCrash|RetentionConfig|LocalPostgres|RunCommandQuiet|PartitionTimings|WarmUp)"
           + "ProcessTest";
 }
