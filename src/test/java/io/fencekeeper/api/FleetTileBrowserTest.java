@@ -25,7 +25,10 @@ import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.extension.TestWatcher;
 import org.openqa.selenium.By;
+import org.openqa.selenium.StaleElementReferenceException;
+import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.support.ui.ExpectedConditions;
+import org.openqa.selenium.support.ui.FluentWait;
 import org.openqa.selenium.support.ui.WebDriverWait;
 
 /**
@@ -112,8 +115,13 @@ class FleetTileBrowserTest {
     browser.viewport(1280, 900);
     browser.screenshot("cluster-fleet", null);
 
-    // the run's link in the tile leads to its page
-    browser.driver.findElement(By.linkText(runId)).click();
+    // the run's link in the tile leads to its page (found again if a redraw took it)
+    waitFor()
+        .until(
+            driver -> {
+              driver.findElement(By.linkText(runId)).click();
+              return true;
+            });
     waitFor().until(ExpectedConditions.presenceOfElementLocated(By.id("fleet-need")));
   }
 
@@ -263,7 +271,11 @@ class FleetTileBrowserTest {
             });
   }
 
-  private static WebDriverWait waitFor() {
-    return new WebDriverWait(browser.driver, WAIT);
+  /**
+   * The tiles are drawn again with every second's sample: an element found just before a redraw is
+   * stale by the next call on it, and the wait finds it again.
+   */
+  private static FluentWait<WebDriver> waitFor() {
+    return new WebDriverWait(browser.driver, WAIT).ignoring(StaleElementReferenceException.class);
   }
 }
