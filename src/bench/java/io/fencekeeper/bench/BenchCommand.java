@@ -99,6 +99,15 @@ public final class BenchCommand implements Callable<Integer> {
   boolean skipPekkoFloor;
 
   @Option(
+      names = "--provider-client",
+      defaultValue = "pekko",
+      description =
+          "provider comparison: Fencekeeper's client to the sim: pekko (the product's), or jdk or"
+              + " jdk-direct (a measurement probe on the JDK HttpClient, without the product"
+              + " client's limits; jdk-direct runs its tasks on the client's selector thread)")
+  String providerClient;
+
+  @Option(
       names = "--warmup-latency-ms",
       defaultValue = "-1",
       description =
@@ -171,6 +180,13 @@ public final class BenchCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     PrintStream out = System.out;
+    try {
+      client();
+    } catch (IllegalArgumentException usage) {
+      // a usage error: one line, before anything starts
+      System.err.println(usage.getMessage());
+      return 2;
+    }
     Path dir = workDir != null ? workDir : Files.createTempDirectory("fencekeeper-bench");
     Files.createDirectories(dir);
     Map<String, Object> report = new LinkedHashMap<>();
@@ -228,7 +244,8 @@ public final class BenchCommand implements Callable<Integer> {
                         warmup,
                         workers,
                         skipDbScheduler ? List.of() : schedulerThreads,
-                        warmupLatencyMs),
+                        warmupLatencyMs,
+                        client()),
                     configOverrides);
             failures.addAll(ProviderComparison.failures(section));
             sections.add(section);
@@ -498,5 +515,17 @@ public final class BenchCommand implements Callable<Integer> {
     machine.put("maxHeapBytes", Runtime.getRuntime().maxMemory());
     machine.put("java", System.getProperty("java.version"));
     return machine;
+  }
+
+  /** {@code --provider-client}: pekko, jdk or jdk-direct, anything else refused by name. */
+  private ProviderComparison.Client client() {
+    return switch (providerClient) {
+      case "pekko" -> ProviderComparison.Client.PEKKO;
+      case "jdk" -> ProviderComparison.Client.JDK;
+      case "jdk-direct" -> ProviderComparison.Client.JDK_DIRECT;
+      default ->
+          throw new IllegalArgumentException(
+              "--provider-client: pekko, jdk or jdk-direct, got " + providerClient);
+    };
   }
 }

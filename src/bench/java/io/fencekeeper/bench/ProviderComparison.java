@@ -27,7 +27,30 @@ final class ProviderComparison {
   /** How much work, and how much concurrency on each side. */
   /** {@code warmupLatencyMs}: the sim's latency during both warm-ups; -1 leaves it as it is. */
   record Sizes(
-      int items, int warmup, int workers, List<Integer> schedulerThreads, long warmupLatencyMs) {}
+      int items,
+      int warmup,
+      int workers,
+      List<Integer> schedulerThreads,
+      long warmupLatencyMs,
+      Client client) {}
+
+  /** Fencekeeper's client to the sim: the product's, or the JDK client probe (two ways). */
+  enum Client {
+    PEKKO,
+    JDK,
+    JDK_DIRECT
+  }
+
+  /** The product's http provider on the sim, or the JDK client probe; warmed as asked. */
+  private static FencekeeperBench.Setup fencekeeperSetup(Sizes sizes, Sim sim) {
+    FencekeeperBench.Setup setup =
+        sizes.client() == Client.PEKKO
+            ? FencekeeperBench.Setup.httpProvider(sizes.workers(), sim)
+            : FencekeeperBench.Setup.withProvider(
+                sizes.workers(),
+                new JdkClientProbe(sim.baseUrl(), sizes.client() == Client.JDK_DIRECT));
+    return sizes.warmupLatencyMs() < 0 ? setup : setup.warmingAt(sim, sizes.warmupLatencyMs());
+  }
 
   private ProviderComparison() {}
 
@@ -53,7 +76,11 @@ final class ProviderComparison {
             : " with the sim at " + sizes.warmupLatencyMs() + " ms a call");
     BenchCommand.printDatabase(out, db);
     out.printf(
-        "  fencekeeper: http provider, %d workers, governor caps %d/%d/1;"
+        "  fencekeeper: "
+            + (sizes.client() == Client.PEKKO
+                ? "http provider"
+                : "the JDK client probe (" + sizes.client() + ")")
+            + ", %d workers, governor caps %d/%d/1;"
             + " db-scheduler: tasks calling with the JDK HttpClient, synchronously%n",
         sizes.workers(), sizes.workers(), sizes.workers());
     ProviderCalls calls = new ProviderCalls(sim.baseUrl());
@@ -71,10 +98,7 @@ final class ProviderComparison {
             dir,
             n,
             sizes.warmup(),
-            sizes.warmupLatencyMs() < 0
-                ? FencekeeperBench.Setup.httpProvider(sizes.workers(), sim)
-                : FencekeeperBench.Setup.httpProvider(sizes.workers(), sim)
-                    .warmingAt(sim, sizes.warmupLatencyMs()),
+            fencekeeperSetup(sizes, sim),
             configOverrides);
     BenchCommand.printFencekeeper(out, fk);
     BenchCommand.printCalls(out, fk);
