@@ -7,6 +7,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 /**
@@ -16,17 +18,29 @@ import java.util.stream.Collectors;
  * database and the provider stay reachable from both sides: the minority is cut from the cluster,
  * not from the world, which is when it could still try to write.
  *
- * <p>All rules live in one chain, {@link #CHAIN}, jumped to from OUTPUT with the comment {@link
- * #COMMENT}: {@link #removeLeftovers()} finds and removes what a crashed run left behind, and
- * {@link #close()} removes this run's rules whatever happened.
+ * <p>All rules of one test JVM live in one chain of its own, {@link #CHAIN}, jumped to from OUTPUT
+ * with the comment {@link #COMMENT}, and its minority has a group of its own: the process-test
+ * lanes run side by side (docs/testing.md), and two partition tests in two lanes must neither drop
+ * each other's packets nor remove each other's rules (one shared chain did: a test starting in one
+ * lane removed the cut of a test in another, whose minority then never became unreachable). {@link
+ * #removeLeftovers()} removes this JVM's rules and those of test JVMs that are gone (a crashed
+ * run), never a live one's; {@link #close()} removes this run's rules whatever happened.
  */
 final class LoopbackPartition implements AutoCloseable {
 
-  static final String CHAIN = "FENCEKEEPER_TEST_PARTITION";
-  static final String COMMENT = "fencekeeper-test-partition";
+  private static final long PID = ProcessHandle.current().pid();
 
-  /** The minority's group: no group of this machine, only a mark the owner match can see. */
-  static final int MINORITY_GID = 47731;
+  /** What every test JVM's comment starts with, followed by its pid. */
+  static final String COMMENT_PREFIX = "fencekeeper-test-partition-";
+
+  static final String CHAIN = "FK_TEST_PARTITION_" + PID;
+  static final String COMMENT = COMMENT_PREFIX + PID;
+
+  /**
+   * The minority's group: no group of this machine, only a mark the owner match can see; one per
+   * test JVM (pids below 2^22 on Linux, so no two live JVMs share one).
+   */
+  static final int MINORITY_GID = 47731 + (int) (PID % 1_000_000);
 
   private boolean installed;
 
@@ -42,14 +56,32 @@ final class LoopbackPartition implements AutoCloseable {
     return List.of("setpriv", "--regid", String.valueOf(MINORITY_GID), "--clear-groups");
   }
 
-  /** Removes the chain and its jump, left by this run or by an earlier one that crashed. */
+  /**
+   * Removes this JVM's chain and its jump, and those an earlier test JVM that is gone left behind;
+   * a live JVM's (another lane's partition test) stay.
+   */
   static void removeLeftovers() {
+    Pattern mine = Pattern.compile(Pattern.quote(COMMENT_PREFIX) + "(\\d+)");
+    for (String line : run(List.of("iptables", "-S", "OUTPUT")).output().split("\n")) {
+      Matcher m = mine.matcher(line);
+      if (m.find()) {
+        long pid = Long.parseLong(m.group(1));
+        if (pid == PID || ProcessHandle.of(pid).isEmpty()) {
+          remove(pid);
+        }
+      }
+    }
+    remove(PID);
+  }
+
+  private static void remove(long pid) {
+    String chain = "FK_TEST_PARTITION_" + pid;
     // one jump per earlier install; -D fails once none is left
-    while (run(jump("-D")).exit() == 0) {
+    while (run(jump("-D", COMMENT_PREFIX + pid, chain)).exit() == 0) {
       // removed one
     }
-    run(List.of("iptables", "-F", CHAIN));
-    run(List.of("iptables", "-X", CHAIN));
+    run(List.of("iptables", "-F", chain));
+    run(List.of("iptables", "-X", chain));
   }
 
   /**
@@ -64,7 +96,7 @@ final class LoopbackPartition implements AutoCloseable {
     String gid = String.valueOf(MINORITY_GID);
     drop("-m", "owner", "--gid-owner", gid, "-m", "multiport", "--dports", others);
     drop("--dport", String.valueOf(minorityPort), "-m", "owner", "!", "--gid-owner", gid);
-    check(run(jump("-I")));
+    check(run(jump("-I", COMMENT, CHAIN)));
   }
 
   /** The rules as iptables lists them, for the test's log. */
@@ -88,9 +120,9 @@ final class LoopbackPartition implements AutoCloseable {
     check(run(rule));
   }
 
-  private static List<String> jump(String action) {
+  private static List<String> jump(String action, String comment, String chain) {
     return List.of(
-        "iptables", action, "OUTPUT", "-m", "comment", "--comment", COMMENT, "-j", CHAIN);
+        "iptables", action, "OUTPUT", "-m", "comment", "--comment", comment, "-j", chain);
   }
 
   record Result(int exit, String output) {}
