@@ -42,16 +42,18 @@ public final class ServeCommand implements Callable<Integer> {
     ApiSettings api;
     ApiMetrics metrics = new ApiMetrics();
     FencekeeperNode node;
+    int warmUpItems;
     try {
       api = ApiSettings.from(NodeSettings.from(resolved));
-      NodeWarmUp.items(resolved);
+      warmUpItems = NodeWarmUp.items(resolved);
     } catch (IllegalArgumentException e) {
       System.err.println("fencekeeper node not started: " + e.getMessage());
       return 78;
     }
     // before the node joins anyone: a node that is up takes shards, and its first items would run
     // in the interpreter
-    if (warmUp(resolved) instanceof NodeWarmUp.Outcome.Stopped || NodeWarmUp.jvmShuttingDown()) {
+    if (warmUp(resolved, warmUpItems) instanceof NodeWarmUp.Outcome.Stopped
+        || NodeWarmUp.jvmShuttingDown()) {
       System.err.println("fencekeeper node not started: stopped during its warm-up");
       return 0;
     }
@@ -91,8 +93,7 @@ public final class ServeCommand implements Callable<Integer> {
   }
 
   /** The warm-up, decorated like the node below with metrics of its own, and one line about it. */
-  private static NodeWarmUp.Outcome warmUp(Config resolved) {
-    int synthetic = NodeWarmUp.items(resolved);
+  private static NodeWarmUp.Outcome warmUp(Config resolved, int synthetic) {
     if (synthetic > 0) {
       System.err.printf(
           "fencekeeper warm-up: %d synthetic items on a throwaway in-memory node before this node"
@@ -103,6 +104,7 @@ public final class ServeCommand implements Callable<Integer> {
     NodeWarmUp.Outcome outcome =
         NodeWarmUp.run(
             resolved,
+            synthetic,
             b ->
                 b.workerGateway(items -> new MeteredItemGateway(items, throwaway, "worker"))
                     .attemptListener(throwaway));

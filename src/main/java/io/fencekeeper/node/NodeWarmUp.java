@@ -108,13 +108,13 @@ public final class NodeWarmUp {
   }
 
   /**
-   * Runs the warm-up the node's configuration asks for, on a throwaway node built from the same
+   * Runs a warm-up of {@code items} (from {@link #items}), on a throwaway node built from the same
    * configuration with the overrides of {@link #throwawayConfig}; {@code decorate} gives it the
    * same decorations as the real node (a metered gateway, an attempt listener), on objects of its
    * own.
    */
-  public static Outcome run(Config nodeConfig, UnaryOperator<FencekeeperNode.Builder> decorate) {
-    int items = items(nodeConfig);
+  public static Outcome run(
+      Config nodeConfig, int items, UnaryOperator<FencekeeperNode.Builder> decorate) {
     // a node without workers never runs an item's path: nothing to warm
     if (items == 0 || nodeConfig.getInt("fencekeeper.workers") == 0) {
       return new Outcome.Skipped();
