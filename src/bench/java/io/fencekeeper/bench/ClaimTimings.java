@@ -2,6 +2,7 @@ package io.fencekeeper.bench;
 
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.KeepApart;
 import io.fencekeeper.item.WorkItem.EffectOutcome;
 import io.fencekeeper.item.WorkItem.Reply;
 import java.time.Duration;
@@ -28,10 +29,10 @@ final class ClaimTimings implements ItemGateway {
 
   @Override
   public CompletionStage<Reply> claim(
-      ItemId item, String workerId, Duration lease, int maxAttempts) {
+      ItemId item, String workerId, Duration lease, int maxAttempts, KeepApart keepApart) {
     long started = System.nanoTime();
     return items
-        .claim(item, workerId, lease, maxAttempts)
+        .claim(item, workerId, lease, maxAttempts, keepApart)
         .whenComplete(
             (reply, failure) -> {
               int i = next.getAndIncrement();

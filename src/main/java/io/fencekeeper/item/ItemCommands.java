@@ -115,6 +115,12 @@ final class ItemCommands {
           .persist(with(read, lost.get().event()))
           .thenReply(cmd.replyTo(), s -> lost.get().answer());
     }
+    // lost together, kept apart: refused, nothing decided, so nothing journaled (the membership
+    // read is made again by the next claim)
+    Optional<WorkItem.KeptApart> apart = Quarantine.keptApart(judged, cmd.keepApart());
+    if (apart.isPresent()) {
+      return effect.reply(cmd.replyTo(), apart.get());
+    }
     LeaseGranted granted = LeaseRules.grant(state, cmd, now);
     return effect
         .persist(with(read, granted))
@@ -130,7 +136,8 @@ final class ItemCommands {
         s.effect(),
         idempotencyKey,
         takeover,
-        view(s));
+        view(s),
+        Quarantine.cohorts(s.budget()));
   }
 
   ReplyEffect<Event, State> renew(State state, Renew cmd) {

@@ -17,7 +17,17 @@ public interface ItemGateway {
    * so a worker does not sit on an item whose node died. After a failed stage, call {@link
    * #claimAbandoned}.
    */
-  CompletionStage<Reply> claim(ItemId item, String workerId, Duration lease, int maxAttempts);
+  default CompletionStage<Reply> claim(
+      ItemId item, String workerId, Duration lease, int maxAttempts) {
+    return claim(item, workerId, lease, maxAttempts, KeepApart.NOTHING);
+  }
+
+  /**
+   * A claim of a node's own worker that keeps its node's loss cohorts apart (docs/design.md, "Lost
+   * together, kept apart"): an item in one of them answers {@link WorkItem.KeptApart}.
+   */
+  CompletionStage<Reply> claim(
+      ItemId item, String workerId, Duration lease, int maxAttempts, KeepApart keepApart);
 
   /**
    * Tells the item, without waiting, that the worker gave up on its claim's answer: a claim that

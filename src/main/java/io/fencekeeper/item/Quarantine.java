@@ -4,6 +4,7 @@ import io.fencekeeper.item.WorkItem.AttemptsExhausted;
 import io.fencekeeper.item.WorkItem.Event;
 import io.fencekeeper.item.WorkItem.HolderNodeAlive;
 import io.fencekeeper.item.WorkItem.ItemQuarantined;
+import io.fencekeeper.item.WorkItem.KeptApart;
 import io.fencekeeper.item.WorkItem.LateHolderHeard;
 import io.fencekeeper.item.WorkItem.LeaseCommand;
 import io.fencekeeper.item.WorkItem.NotClaimable;
@@ -12,6 +13,8 @@ import io.fencekeeper.item.WorkItem.Status;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * "Lost holders count" (docs/design.md): when the holders an item lost keep it out of work, and
@@ -72,6 +75,30 @@ final class Quarantine {
               new NotClaimable(Status.FAILED, reason, null)));
     }
     return Optional.empty();
+  }
+
+  /**
+   * The loss cohorts of an item whose attempt budget is {@code budget}: the nodes of the holders it
+   * lost in a row and has not heard from since (docs/design.md, "Lost together, kept apart"). A
+   * holder that spoke, or whose node was found alive, is in none; a holder that reported ends the
+   * run, and with it the item's cohorts.
+   */
+  static Set<String> cohorts(AttemptBudget budget) {
+    Set<String> cohorts = new TreeSet<>();
+    for (String holder : budget.consecutivelyLost()) {
+      cohorts.add(NodeWorkers.nodeOf(holder));
+    }
+    return cohorts;
+  }
+
+  /**
+   * A claim that must keep apart from a cohort this item is in, once the lease it would take over
+   * has ended (its silent holder judged by the membership read already), is refused with the item's
+   * cohorts.
+   */
+  static Optional<KeptApart> keptApart(State judged, KeepApart keepApart) {
+    Set<String> cohorts = cohorts(judged.budgetAfterLeaseEnds());
+    return keepApart.refuses(cohorts) ? Optional.of(new KeptApart(cohorts)) : Optional.empty();
   }
 
   /**

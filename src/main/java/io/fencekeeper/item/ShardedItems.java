@@ -71,11 +71,14 @@ public final class ShardedItems implements ItemGateway {
 
   @Override
   public CompletionStage<Reply> claim(
-      ItemId item, String workerId, Duration lease, int maxAttempts) {
+      ItemId item, String workerId, Duration lease, int maxAttempts, KeepApart keepApart) {
     // only this node's worker pool names its node, and only for ids of its own form: a lease API
     // worker's node is not known (0)
     long node = incarnation != 0 && workerId.startsWith(ownWorkers) ? incarnation : 0;
-    return ask(item, r -> new WorkItem.Claim(workerId, lease, maxAttempts, node, r), claimTimeout);
+    return ask(
+        item,
+        r -> new WorkItem.Claim(workerId, lease, maxAttempts, node, keepApart, r),
+        claimTimeout);
   }
 
   @Override

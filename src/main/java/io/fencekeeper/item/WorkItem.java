@@ -180,11 +180,34 @@ public final class WorkItem
    * Takes the lease; {@code maxAttempts} is the run's limit, remembered by the item. {@code
    * incarnation}: the cluster uid of the worker's node when the worker is one of the claiming
    * node's own ({@code {node address}/w{n}}), else 0 (a worker of the lease API): it tells later
-   * whether the holder's node is still alive (docs/design.md, "Lost holders count").
+   * whether the holder's node is still alive (docs/design.md, "Lost holders count"). {@code
+   * keepApart}: the loss cohorts the claiming node must not take a second item of ("Lost together,
+   * kept apart"); an item in one of them answers {@link KeptApart} and nothing is journaled.
    */
   public record Claim(
-      String workerId, Duration lease, int maxAttempts, long incarnation, ActorRef<Reply> replyTo)
-      implements Command {}
+      String workerId,
+      Duration lease,
+      int maxAttempts,
+      long incarnation,
+      KeepApart keepApart,
+      ActorRef<Reply> replyTo)
+      implements Command {
+
+    public Claim {
+      // a claim from a node of an earlier version keeps nothing apart
+      keepApart = keepApart == null ? KeepApart.NOTHING : keepApart;
+    }
+
+    /** A claim that keeps nothing apart (docs/design.md, "Lost together, kept apart"). */
+    public Claim(
+        String workerId,
+        Duration lease,
+        int maxAttempts,
+        long incarnation,
+        ActorRef<Reply> replyTo) {
+      this(workerId, lease, maxAttempts, incarnation, KeepApart.NOTHING, replyTo);
+    }
+  }
 
   /**
    * The commands of a lease holder name it: a command counts only from the worker that holds the
@@ -273,9 +296,21 @@ public final class WorkItem
 
   /** Every answer of the entity; rejections are answers, not exceptions. */
   public sealed interface Reply extends CborSerializable
-      permits Claimed, Accepted, AlreadyRecorded, LeaseLost, LeaseHeld, NotClaimable, Invalid {}
+      permits Claimed,
+          Accepted,
+          AlreadyRecorded,
+          LeaseLost,
+          LeaseHeld,
+          NotClaimable,
+          KeptApart,
+          Invalid {}
 
-  /** The lease was granted. {@code effect} tells the holder what it must do first. */
+  /**
+   * The lease was granted. {@code effect} tells the holder what it must do first. {@code cohorts}:
+   * the loss cohorts the item is in (the nodes of the holders it lost in a row, the one this claim
+   * took over from included), which its holder's node now has in flight (docs/design.md, "Lost
+   * together, kept apart").
+   */
   public record Claimed(
       String itemId,
       long token,
@@ -284,8 +319,14 @@ public final class WorkItem
       EffectStatus effect,
       String idempotencyKey,
       boolean takeover,
-      ItemView item)
-      implements Reply {}
+      ItemView item,
+      Set<String> cohorts)
+      implements Reply {
+
+    public Claimed {
+      cohorts = cohorts == null ? Set.of() : Set.copyOf(cohorts);
+    }
+  }
 
   /** The command took effect (or was already in effect); the item as it is now. */
   public record Accepted(ItemView item) implements Reply {}
@@ -306,6 +347,13 @@ public final class WorkItem
 
   /** Claim refused: the item is not open for work (done, failed, closed or backing off). */
   public record NotClaimable(Status status, String reason, Instant retryAt) implements Reply {}
+
+  /**
+   * Claim refused, nothing journaled: the item is in a loss cohort ({@code cohorts}) the claim had
+   * to keep apart from, since its node has an item of it in flight or another of its claims may be
+   * taking one (docs/design.md, "Lost together, kept apart"). Claimable as soon as that is over.
+   */
+  public record KeptApart(Set<String> cohorts) implements Reply {}
 
   /** The command was malformed or not allowed in this state; nothing changed. */
   public record Invalid(String field, String message) implements Reply {}

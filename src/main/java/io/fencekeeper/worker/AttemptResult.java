@@ -4,6 +4,7 @@ import com.fasterxml.jackson.annotation.JsonSubTypes;
 import com.fasterxml.jackson.annotation.JsonTypeInfo;
 import io.fencekeeper.CborSerializable;
 import io.fencekeeper.item.WorkItem;
+import java.time.Duration;
 import java.time.Instant;
 
 /**
@@ -35,14 +36,25 @@ public sealed interface AttemptResult extends CborSerializable
         AttemptResult.Unanswered {
 
   /**
-   * How an attempt ends whose claim was refused: someone holds the lease, or the item is not
-   * claimable (DONE, FAILED, CLOSED, QUARANTINED, or PENDING until a back-off ends). The one
+   * How long an item kept apart from its node's flight waits before it is handed out again
+   * (docs/design.md, "Lost together, kept apart").
+   */
+  Duration KEPT_APART_WAIT = Duration.ofMillis(100);
+
+  /**
+   * How an attempt ends whose claim was refused: someone holds the lease, the item is kept apart
+   * from its loss cohort in flight on the node (handed out again a moment later), or the item is
+   * not claimable (DONE, FAILED, CLOSED, QUARANTINED, or PENDING until a back-off ends). The one
    * mapping for the worker loop and the lease API's claim-next. Any other answer is not a refusal:
    * {@link Abandoned}, with the answer named.
    */
   static AttemptResult ofClaimAnswer(WorkItem.Reply reply, Instant now) {
     if (reply instanceof WorkItem.LeaseHeld held) {
       return new Held(held.leaseExpiresAt());
+    }
+    if (reply instanceof WorkItem.KeptApart) {
+      // its cohort's item in flight here is likely done within a provider call or two
+      return new RetryAt(now.plus(KEPT_APART_WAIT));
     }
     if (reply instanceof WorkItem.NotClaimable nc) {
       return switch (nc.status()) {

@@ -2,6 +2,7 @@ package io.fencekeeper.worker;
 
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.KeepApart;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.item.WorkItem.Claimed;
 import io.fencekeeper.item.WorkItem.EffectOutcome;
@@ -16,6 +17,7 @@ import io.fencekeeper.provider.budget.Permits;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -93,6 +95,9 @@ public final class ItemAttempt {
   private final Duration lease;
   private final int maxAttempts;
   private final BooleanSupplier leaving;
+  private final CohortGate cohorts;
+  // the loss cohorts the granted claim joined on this node: they count until the attempt ends
+  private volatile Set<String> joined = Set.of();
   private final AtomicBoolean cancelled = new AtomicBoolean();
   private volatile Claimed claim;
   // when the lease ends at the latest by this worker's own clock: the item grants exactly the lease
@@ -105,47 +110,78 @@ public final class ItemAttempt {
   private final AtomicInteger throttles = new AtomicInteger();
 
   public ItemAttempt(Context ctx, ItemId item, String workerId, Duration lease, int maxAttempts) {
-    this(ctx, item, workerId, lease, maxAttempts, () -> false);
+    this(ctx, item, workerId, lease, maxAttempts, () -> false, CohortGate.NONE);
   }
 
-  /** {@code leaving}: whether the pool is draining, read before every provider call. */
+  /**
+   * {@code leaving}: whether the pool is draining, read before every provider call; {@code
+   * cohorts}: the loss cohorts its node has in flight, which its claim keeps apart from.
+   */
   ItemAttempt(
       Context ctx,
       ItemId item,
       String workerId,
       Duration lease,
       int maxAttempts,
-      BooleanSupplier leaving) {
+      BooleanSupplier leaving,
+      CohortGate cohorts) {
     this.ctx = ctx;
     this.item = item;
     this.workerId = workerId;
     this.lease = lease;
     this.maxAttempts = maxAttempts;
     this.leaving = leaving;
+    this.cohorts = cohorts;
   }
 
   /** Runs the attempt; the stage never fails: every ending is an {@link AttemptResult}. */
   public CompletionStage<AttemptResult> run() {
-    Instant asked = ctx.clock().instant();
-    return ctx.items()
-        .claim(item, workerId, lease, maxAttempts)
-        .handle(
-            (reply, failure) -> {
-              if (failure == null) {
-                return onClaimReply(reply, asked);
-              }
-              ctx.items().claimAbandoned(item, workerId);
-              return CompletableFuture.<AttemptResult>completedFuture(
-                  new AttemptResult.Unanswered("claim not answered: " + rootMessage(failure)));
-            })
-        .thenCompose(result -> result)
+    return claim(cohorts.firstClaim(), false)
         .exceptionally(
             failure -> {
               log.warn("attempt on {} ended without an answer: {}", item, failure.toString());
               return new AttemptResult.Abandoned(
                   "no answer from the item: " + rootMessage(failure));
             })
-        .whenComplete((result, failure) -> stopRenewing());
+        .whenComplete(
+            (result, failure) -> {
+              stopRenewing();
+              cohorts.left(joined);
+            });
+  }
+
+  /**
+   * The claim, keeping {@code keepApart}. An item in a loss cohort is kept apart by the first
+   * claim; it claims again in its node's turn for cohorts ({@link CohortGate}), and a claim made in
+   * the turn ends it, granted or not ("Lost together, kept apart" in docs/design.md).
+   */
+  private CompletionStage<AttemptResult> claim(KeepApart keepApart, boolean inTurn) {
+    Instant asked = ctx.clock().instant();
+    return ctx.items()
+        .claim(item, workerId, lease, maxAttempts, keepApart)
+        .handle(
+            (reply, failure) -> {
+              if (failure != null) {
+                if (inTurn) {
+                  cohorts.turnEnded(Set.of());
+                }
+                ctx.items().claimAbandoned(item, workerId);
+                return CompletableFuture.<AttemptResult>completedFuture(
+                    new AttemptResult.Unanswered("claim not answered: " + rootMessage(failure)));
+              }
+              if (reply instanceof WorkItem.KeptApart && !inTurn && cohorts.keeps()) {
+                return cohorts.turn().thenCompose(turn -> claim(turn, true));
+              }
+              Set<String> granted = reply instanceof Claimed c ? c.cohorts() : Set.of();
+              joined = granted;
+              if (inTurn) {
+                cohorts.turnEnded(granted);
+              } else {
+                cohorts.joined(granted);
+              }
+              return onClaimReply(reply, asked);
+            })
+        .thenCompose(result -> result);
   }
 
   private CompletionStage<AttemptResult> onClaimReply(Reply reply, Instant asked) {
@@ -159,7 +195,9 @@ public final class ItemAttempt {
         case NONE -> planAndApply(0);
       };
     }
-    if (reply instanceof WorkItem.LeaseHeld || reply instanceof WorkItem.NotClaimable) {
+    if (reply instanceof WorkItem.LeaseHeld
+        || reply instanceof WorkItem.NotClaimable
+        || reply instanceof WorkItem.KeptApart) {
       return done(AttemptResult.ofClaimAnswer(reply, ctx.clock().instant()));
     }
     return done(unexpected(reply, "claim"));

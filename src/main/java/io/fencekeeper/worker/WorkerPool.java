@@ -108,6 +108,8 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
   private final ActorRef<WorkBatch> batchAdapter;
   private final Map<ActorRef<ToDispatcher>, Integer> requested = new HashMap<>();
   private final AtomicLong workerIds = new AtomicLong();
+  // lost together, kept apart: the loss cohorts this node has in flight, across every run
+  private final CohortGate cohorts = CohortGate.forPool();
   // local dispatchers that answered dry, until when they are not asked again
   private final Map<ActorRef<ToDispatcher>, Long> dryUntil = new HashMap<>();
   // dispatchers elsewhere: when each may be asked for a steal next, its back-off, and how many
@@ -279,7 +281,13 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
     }
     ItemAttempt attempt =
         new ItemAttempt(
-            provider, offer.itemId(), workerId, offer.lease(), offer.maxAttempts(), leaving::get);
+            provider,
+            offer.itemId(),
+            workerId,
+            offer.lease(),
+            offer.maxAttempts(),
+            leaving::get,
+            cohorts);
     getContext()
         .pipeToSelf(
             attempt.run(),

@@ -23,6 +23,7 @@ import io.fencekeeper.testing.ManualClock;
 import java.time.Duration;
 import java.time.LocalDate;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.apache.pekko.actor.testkit.typed.annotations.JUnit5TestKit;
@@ -339,6 +340,75 @@ class WorkItemTest {
     assertNull(state.owner());
     assertEquals(quarantined.reason(), state.lastError());
     assertEquals(state, kit.restart().state());
+  }
+
+  /**
+   * Issue 48: the neighbours of a poison item lost their holder in the same node's death. A claim
+   * that keeps that node's loss cohort apart (its node has another of it in flight) is refused with
+   * the cohort and journals nothing; a claim that keeps any cohort apart refuses it too; a claim
+   * that keeps another cohort apart, or nothing, is granted and says which cohort it joined.
+   */
+  @Test
+  void anItemLostInANodesDeathIsKeptApartFromThatNodesCohortInFlight() {
+    String dead = "pekko://fencekeeper@10.0.0.1:25520";
+    claimAndVanish(NodeWorkers.id(dead, 3), 5);
+    State before = kit.getState();
+
+    var apart =
+        run(
+            r ->
+                new WorkItem.Claim(
+                    NodeWorkers.id("pekko://fencekeeper@10.0.0.2:25520", 1),
+                    LEASE,
+                    5,
+                    0,
+                    KeepApart.from(Set.of(dead)),
+                    r));
+    assertEquals(Set.of(dead), assertInstanceOf(WorkItem.KeptApart.class, apart.reply()).cohorts());
+    assertEquals(List.of(), apart.events(), "a refusal journals nothing");
+    assertEquals(before, kit.getState());
+
+    var any = run(r -> new WorkItem.Claim("w-2", LEASE, 5, 0, KeepApart.ANY_COHORT, r));
+    assertInstanceOf(WorkItem.KeptApart.class, any.reply());
+    assertEquals(List.of(), any.events());
+
+    var other =
+        run(
+            r ->
+                new WorkItem.Claim(
+                    "w-2", LEASE, 5, 0, KeepApart.from(Set.of("pekko://fencekeeper@x:1")), r));
+    Claimed granted = assertInstanceOf(Claimed.class, other.reply());
+    assertEquals(Set.of(dead), granted.cohorts(), "its holder's node now has it in flight");
+    assertEquals(EffectStatus.AMBIGUOUS, granted.effect());
+    assertEquals(kit.getState(), kit.restart().state());
+  }
+
+  /**
+   * An item in no loss cohort passes any claim; an item whose lost holder spoke, or whose holder
+   * reported, is in none.
+   */
+  @Test
+  void anItemInNoCohortIsNeverKeptApart() {
+    Claimed first =
+        assertInstanceOf(
+            Claimed.class,
+            run(r -> new WorkItem.Claim("w-1", LEASE, 5, 0, KeepApart.ANY_COHORT, r)).reply());
+    assertEquals(Set.of(), first.cohorts());
+    run(r -> new WorkItem.Fail("w-1", first.token(), "503", true, null, r));
+    Claimed second =
+        assertInstanceOf(
+            Claimed.class,
+            run(r -> new WorkItem.Claim("w-2", LEASE, 5, 0, KeepApart.ANY_COHORT, r)).reply());
+    assertEquals(Set.of(), second.cohorts(), "w-1 said what happened");
+
+    clock.advance(LEASE.plusSeconds(1)); // w-2 stalls past its lease, then speaks
+    run(r -> new WorkItem.Renew("w-2", second.token(), LEASE, r));
+    Claimed third =
+        assertInstanceOf(
+            Claimed.class,
+            run(r -> new WorkItem.Claim("w-3", LEASE, 5, 0, KeepApart.ANY_COHORT, r)).reply());
+    assertEquals(Set.of(), third.cohorts(), "w-2 was heard after its lease lapsed: not lost");
+    assertTrue(third.takeover());
   }
 
   /**

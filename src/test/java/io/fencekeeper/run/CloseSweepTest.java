@@ -7,6 +7,7 @@ import io.fencekeeper.dispatch.ScopeRows;
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.ItemView;
+import io.fencekeeper.item.KeepApart;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.item.WorkItem.EffectOutcome;
 import io.fencekeeper.item.WorkItem.Reply;
@@ -277,7 +278,7 @@ class CloseSweepTest {
 
     @Override
     public CompletionStage<Reply> claim(
-        ItemId item, String workerId, Duration lease, int maxAttempts) {
+        ItemId item, String workerId, Duration lease, int maxAttempts, KeepApart keepApart) {
       throw new UnsupportedOperationException("the sweep only closes");
     }
 

@@ -2,6 +2,7 @@ package io.fencekeeper.testing;
 
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.KeepApart;
 import io.fencekeeper.item.WorkItem;
 import java.time.Duration;
 import java.util.concurrent.CompletionStage;
@@ -16,8 +17,8 @@ public class ForwardingItemGateway implements ItemGateway {
 
   @Override
   public CompletionStage<WorkItem.Reply> claim(
-      ItemId item, String workerId, Duration lease, int maxAttempts) {
-    return items.claim(item, workerId, lease, maxAttempts);
+      ItemId item, String workerId, Duration lease, int maxAttempts, KeepApart keepApart) {
+    return items.claim(item, workerId, lease, maxAttempts, keepApart);
   }
 
   @Override

@@ -19,6 +19,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 
@@ -26,9 +27,11 @@ import java.util.concurrent.TimeUnit;
  * {@code serve} with a poison account: a node started exactly like {@code cli/ServeCommand} (the
  * configured provider, the HTTP API, management), whose provider adapter kills the JVM on the
  * poison account's {@code plan} or {@code apply} ({@code Runtime.halt(137)}: no shutdown hook, no
- * leave, no flush), as an adapter that runs out of memory or crashes natively on one huge account.
+ * leave, no flush), as an adapter that runs out of memory or crashes natively on one huge account;
+ * with {@code --poison-after-ms N}, N ms after the poison's plan began (the adapter works on it a
+ * moment first).
  *
- * <p>{@code PoisonedServe --poison-account ACCOUNT --config FILE}
+ * <p>{@code PoisonedServe --poison-account ACCOUNT [--poison-after-ms N] --config FILE}
  */
 public final class PoisonedServe {
 
@@ -44,7 +47,10 @@ public final class PoisonedServe {
     ApiSettings api = ApiSettings.from(NodeSettings.from(resolved));
     ApiMetrics metrics = new ApiMetrics();
     Provider provider =
-        new Poisoned(ProviderFactory.create(NodeSettings.from(resolved).provider()), poisonAccount);
+        new Poisoned(
+            ProviderFactory.create(NodeSettings.from(resolved).provider()),
+            poisonAccount,
+            Duration.ofMillis(Long.parseLong(optional(args, "--poison-after-ms", "0"))));
     FencekeeperNode node =
         FencekeeperNode.builder(resolved)
             .provider(provider)
@@ -70,6 +76,15 @@ public final class PoisonedServe {
     System.exit(exit.await());
   }
 
+  private static String optional(String[] args, String name, String otherwise) {
+    for (int i = 0; i < args.length - 1; i++) {
+      if (args[i].equals(name)) {
+        return args[i + 1];
+      }
+    }
+    return otherwise;
+  }
+
   private static String argument(String[] args, String name) {
     for (int i = 0; i < args.length - 1; i++) {
       if (args[i].equals(name)) {
@@ -84,9 +99,12 @@ public final class PoisonedServe {
     private final Provider delegate;
     private final String poisonAccount;
 
-    Poisoned(Provider delegate, String poisonAccount) {
+    private final Duration haltAfter;
+
+    Poisoned(Provider delegate, String poisonAccount, Duration haltAfter) {
       this.delegate = delegate;
       this.poisonAccount = poisonAccount;
+      this.haltAfter = haltAfter;
     }
 
     private void haltOn(ItemId item) {
@@ -98,6 +116,16 @@ public final class PoisonedServe {
 
     @Override
     public CompletionStage<Plan> plan(ItemId item) {
+      if (item.accountId().equals(poisonAccount) && haltAfter.toMillis() > 0) {
+        // the adapter works on the account a moment before it takes the JVM down, as one that
+        // runs out of memory does; the node's other workers go on meanwhile
+        return CompletableFuture.supplyAsync(
+            () -> {
+              haltOn(item);
+              return null;
+            },
+            CompletableFuture.delayedExecutor(haltAfter.toMillis(), TimeUnit.MILLISECONDS));
+      }
       haltOn(item);
       return delegate.plan(item);
     }

@@ -3,6 +3,7 @@ package io.fencekeeper.testing;
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.ItemView;
+import io.fencekeeper.item.KeepApart;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.item.WorkItem.EffectOutcome;
 import io.fencekeeper.item.WorkItem.EffectStatus;
@@ -12,6 +13,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
@@ -108,7 +110,8 @@ public final class ScriptedItems implements ItemGateway {
         effect,
         item.idempotencyKey(),
         false,
-        view(item, Status.LEASED, token, effect));
+        view(item, Status.LEASED, token, effect),
+        Set.of());
   }
 
   private CompletionStage<Reply> send(
@@ -120,7 +123,7 @@ public final class ScriptedItems implements ItemGateway {
 
   @Override
   public CompletionStage<Reply> claim(
-      ItemId item, String workerId, Duration lease, int maxAttempts) {
+      ItemId item, String workerId, Duration lease, int maxAttempts, KeepApart keepApart) {
     return send(
         CLAIM, item, workerId, 0, lease, new WorkItem.NotClaimable(Status.DONE, null, null));
   }

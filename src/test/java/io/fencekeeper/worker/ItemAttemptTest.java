@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.KeepApart;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.item.WorkItem.EffectStatus;
 import io.fencekeeper.item.WorkItem.OutcomeKind;
@@ -18,7 +19,10 @@ import io.fencekeeper.item.WorkItem.Status;
 import io.fencekeeper.provider.Plan;
 import io.fencekeeper.provider.Provider;
 import io.fencekeeper.provider.ProviderError;
+import io.fencekeeper.provider.Receipt;
 import io.fencekeeper.provider.budget.Permits;
+import io.fencekeeper.testing.Await;
+import io.fencekeeper.testing.ForwardingItemGateway;
 import io.fencekeeper.testing.ManualClock;
 import io.fencekeeper.testing.ScriptedItems;
 import java.time.Clock;
@@ -27,7 +31,9 @@ import java.time.Instant;
 import java.time.LocalDate;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
@@ -81,7 +87,13 @@ class ItemAttemptTest {
 
   AttemptResult attempt(BooleanSupplier leaving) throws Exception {
     return new ItemAttempt(
-            context(items, provider, clock, testKit.system()), ITEM, "node-1/w1", LEASE, 3, leaving)
+            context(items, provider, clock, testKit.system()),
+            ITEM,
+            "node-1/w1",
+            LEASE,
+            3,
+            leaving,
+            CohortGate.NONE)
         .run()
         .toCompletableFuture()
         .get(10, TimeUnit.SECONDS);
@@ -102,6 +114,84 @@ class ItemAttemptTest {
             .findFirst()
             .orElseThrow()
             .detail();
+  }
+
+  /**
+   * Issue 48: two items lost their holder in one node's death. While this node has one of them in
+   * flight, the other is kept apart: its first claim (any cohort) and its claim in turn (the
+   * cohorts in flight) are refused, it is handed back to wait a moment, and it never reaches the
+   * provider; once the first has ended it is claimed in its turn.
+   */
+  @Test
+  void anItemOfACohortInFlightIsKeptApartUntilItsNeighbourHasEnded() throws Exception {
+    String dead = "pekko://fencekeeper@10.0.0.1:25520";
+    ItemId neighbour =
+        ItemId.of("payment-reconciliation", LocalDate.parse("2026-11-29"), "acct-8", "c-1");
+    List<KeepApart> asked = new java.util.concurrent.CopyOnWriteArrayList<>();
+    ItemGateway cohortItems =
+        new ForwardingItemGateway(items) {
+          @Override
+          public CompletionStage<WorkItem.Reply> claim(
+              ItemId item, String workerId, Duration lease, int maxAttempts, KeepApart keep) {
+            asked.add(keep);
+            if (keep.anyCohort() || keep.cohorts().contains(dead)) {
+              return CompletableFuture.completedFuture(new WorkItem.KeptApart(Set.of(dead)));
+            }
+            WorkItem.Claimed c = ScriptedItems.claimed(item, TOKEN, EffectStatus.AMBIGUOUS);
+            return CompletableFuture.completedFuture(
+                new WorkItem.Claimed(
+                    c.itemId(),
+                    c.token(),
+                    c.leaseExpiresAt(),
+                    c.attempt(),
+                    c.effect(),
+                    c.idempotencyKey(),
+                    true,
+                    c.item(),
+                    Set.of(dead)));
+          }
+        };
+    CompletableFuture<Optional<Receipt>> firstLookup = new CompletableFuture<>();
+    provider.looksUp(() -> firstLookup);
+    CohortGate gate = CohortGate.forPool();
+    ItemAttempt.Context ctx = context(cohortItems, provider, clock, testKit.system());
+    CompletableFuture<AttemptResult> first =
+        new ItemAttempt(ctx, ITEM, "node-1/w1", LEASE, 3, () -> false, gate)
+            .run()
+            .toCompletableFuture();
+    Await.until(
+        Duration.ofSeconds(10),
+        "the first item looked up",
+        provider::operations,
+        ops -> !ops.isEmpty());
+    assertEquals(Set.of(dead), gate.inFlight());
+
+    AttemptResult kept =
+        new ItemAttempt(ctx, neighbour, "node-1/w2", LEASE, 3, () -> false, gate)
+            .run()
+            .toCompletableFuture()
+            .get(10, TimeUnit.SECONDS);
+    assertEquals(
+        new AttemptResult.RetryAt(clock.instant().plus(AttemptResult.KEPT_APART_WAIT)), kept);
+    assertEquals(List.of("lookup"), provider.operations(), "the neighbour reached no provider");
+    assertEquals(
+        List.of(
+            KeepApart.ANY_COHORT, // the first item's first claim
+            KeepApart.NOTHING, // its claim in turn: nothing in flight yet
+            KeepApart.ANY_COHORT, // the neighbour's first claim
+            new KeepApart(false, Set.of(dead))), // and in its turn
+        asked);
+
+    firstLookup.complete(Optional.of(ScriptedProvider.receipt(ITEM, "eff-1")));
+    assertInstanceOf(AttemptResult.Done.class, first.get(10, TimeUnit.SECONDS));
+    assertEquals(Set.of(), gate.inFlight(), "the first attempt's cohort left with it");
+    AttemptResult later =
+        new ItemAttempt(ctx, neighbour, "node-1/w3", LEASE, 3, () -> false, gate)
+            .run()
+            .toCompletableFuture()
+            .get(10, TimeUnit.SECONDS);
+    assertInstanceOf(AttemptResult.Done.class, later);
+    assertEquals(Set.of(), gate.inFlight());
   }
 
   @Test

@@ -2,6 +2,7 @@ package io.fencekeeper.api.metrics;
 
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.KeepApart;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.item.WorkItem.EffectOutcome;
 import io.fencekeeper.item.WorkItem.Reply;
@@ -52,14 +53,16 @@ public final class MeteredItemGateway implements ItemGateway {
       return "lease_held";
     } else if (reply instanceof WorkItem.NotClaimable) {
       return "not_claimable";
+    } else if (reply instanceof WorkItem.KeptApart) {
+      return "kept_apart";
     }
     return "invalid";
   }
 
   @Override
   public CompletionStage<Reply> claim(
-      ItemId item, String workerId, Duration lease, int maxAttempts) {
-    return observe("claim", () -> delegate.claim(item, workerId, lease, maxAttempts));
+      ItemId item, String workerId, Duration lease, int maxAttempts, KeepApart keepApart) {
+    return observe("claim", () -> delegate.claim(item, workerId, lease, maxAttempts, keepApart));
   }
 
   @Override
