@@ -130,7 +130,8 @@ final class ItemCommands {
         s.effect(),
         idempotencyKey,
         takeover,
-        view(s));
+        view(s),
+        s.effect() == EffectStatus.AMBIGUOUS ? s.lookupAfter() : null);
   }
 
   ReplyEffect<Event, State> renew(State state, Renew cmd) {

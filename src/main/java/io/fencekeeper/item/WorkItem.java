@@ -1,5 +1,6 @@
 package io.fencekeeper.item;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import io.fencekeeper.CborSerializable;
 import java.time.Clock;
 import java.time.Duration;
@@ -275,7 +276,14 @@ public final class WorkItem
   public sealed interface Reply extends CborSerializable
       permits Claimed, Accepted, AlreadyRecorded, LeaseLost, LeaseHeld, NotClaimable, Invalid {}
 
-  /** The lease was granted. {@code effect} tells the holder what it must do first. */
+  /**
+   * The lease was granted. {@code effect} tells the holder what it must do first. {@code
+   * lookupAfter}, with an AMBIGUOUS effect: the end of the last lease under which a cleanup may
+   * have been sent (the item's clock). Every such cleanup had a deadline no later than it, so the
+   * holder looks the key up only after it plus the provider's clock-skew allowance
+   * (docs/provider-protocol.md, "The deadline"); null otherwise, or when not known (a host of an
+   * earlier version).
+   */
   public record Claimed(
       String itemId,
       long token,
@@ -284,8 +292,23 @@ public final class WorkItem
       EffectStatus effect,
       String idempotencyKey,
       boolean takeover,
-      ItemView item)
-      implements Reply {}
+      ItemView item,
+      @JsonInclude(JsonInclude.Include.NON_NULL) Instant lookupAfter)
+      implements Reply {
+
+    /** Without a lookup bound: the effect is not AMBIGUOUS, or the bound is not known. */
+    public Claimed(
+        String itemId,
+        long token,
+        Instant leaseExpiresAt,
+        int attempt,
+        EffectStatus effect,
+        String idempotencyKey,
+        boolean takeover,
+        ItemView item) {
+      this(itemId, token, leaseExpiresAt, attempt, effect, idempotencyKey, takeover, item, null);
+    }
+  }
 
   /** The command took effect (or was already in effect); the item as it is now. */
   public record Accepted(ItemView item) implements Reply {}
@@ -471,7 +494,9 @@ public final class WorkItem
       String closedReason,
       Instant retryAt,
       AttemptBudget budget,
-      long ownerIncarnation)
+      long ownerIncarnation,
+      // left out when null, so a snapshot without it is the same bytes as before it existed
+      @JsonInclude(JsonInclude.Include.NON_NULL) Instant lookupAfter)
       implements CborSerializable {
 
     public State {
@@ -494,7 +519,8 @@ public final class WorkItem
           null,
           null,
           AttemptBudget.startingAfter(0),
-          0);
+          0,
+          null);
     }
 
     /** The holder of a lease that ended (expired, or is ending now) without an outcome from it. */

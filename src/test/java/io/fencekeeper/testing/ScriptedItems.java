@@ -100,6 +100,12 @@ public final class ScriptedItems implements ItemGateway {
 
   /** A granted claim with token {@code token}, the item's own idempotency key and this effect. */
   public static WorkItem.Claimed claimed(ItemId item, long token, EffectStatus effect) {
+    return claimed(item, token, effect, null);
+  }
+
+  /** As {@link #claimed(ItemId, long, EffectStatus)}, saying from when a lookup is final. */
+  public static WorkItem.Claimed claimed(
+      ItemId item, long token, EffectStatus effect, Instant lookupAfter) {
     return new WorkItem.Claimed(
         item.value(),
         token,
@@ -108,7 +114,8 @@ public final class ScriptedItems implements ItemGateway {
         effect,
         item.idempotencyKey(),
         false,
-        view(item, Status.LEASED, token, effect));
+        view(item, Status.LEASED, token, effect),
+        lookupAfter);
   }
 
   private CompletionStage<Reply> send(
