@@ -1,5 +1,6 @@
 package io.fencekeeper.provider.jdbc;
 
+import static io.fencekeeper.provider.ProviderTestSupport.cleanup;
 import static io.fencekeeper.provider.ProviderTestSupport.failure;
 import static io.fencekeeper.provider.ProviderTestSupport.item;
 import static io.fencekeeper.provider.ProviderTestSupport.result;
@@ -75,18 +76,20 @@ class JdbcProviderTest {
   }
 
   @Test
-  void aKeyAlreadyUsedForAnotherItemIsRefusedForGoodAndChangesNothing() throws SQLException {
+  void aKeyAlreadyUsedForAnotherItemIsRefusedForGoodAndAppliesNothing() throws SQLException {
     start(settings().withEffectSql(EFFECT_SQL));
     ItemId first = item("a-1");
     ItemId second = item("a-2");
-    result(provider.apply(first, writeOff(100), "shared-key", 1));
+    result(provider.apply(cleanup(first, writeOff(100), "shared-key", 1)));
 
-    ProviderError refused = failure(provider.apply(second, writeOff(100), "shared-key", 1));
+    ProviderError refused =
+        failure(provider.apply(cleanup(second, writeOff(100), "shared-key", 1)));
 
     assertInstanceOf(ProviderError.Permanent.class, refused);
     assertTrue(refused.message().contains(first.value()), "names the item: " + refused.message());
     assertEquals(0, effects(second), "no effect for the item that reused the key");
-    assertEquals(-1, fence(second), "its fence rolled back with it");
+    // it passed its item's fence before the stored effect was compared: the mark stays
+    assertEquals(1, fence(second), "the fence it raised");
     assertEquals(1, effects(first));
   }
 
@@ -125,8 +128,10 @@ class JdbcProviderTest {
     start(settings());
     ItemId item = item("a-1");
 
-    Receipt applied = result(provider.apply(item, writeOff(100), item.idempotencyKey(), 3));
-    ProviderError stale = failure(provider.apply(item, writeOff(100), item.idempotencyKey(), 2));
+    Receipt applied =
+        result(provider.apply(cleanup(item, writeOff(100), item.idempotencyKey(), 3)));
+    ProviderError stale =
+        failure(provider.apply(cleanup(item, writeOff(100), item.idempotencyKey(), 2)));
 
     assertEquals(Receipt.APPLIED, applied.status());
     assertEquals(applied, result(provider.lookup(item, item.idempotencyKey())).orElseThrow());
@@ -145,13 +150,14 @@ class JdbcProviderTest {
     ItemId item = item("a-1");
 
     commitFails.set(true);
-    ProviderError lost = failure(provider.apply(item, writeOff(100), item.idempotencyKey(), 1));
+    ProviderError lost =
+        failure(provider.apply(cleanup(item, writeOff(100), item.idempotencyKey(), 1)));
     commitFails.set(false);
 
     assertInstanceOf(ProviderError.Ambiguous.class, lost);
     Receipt found = result(provider.lookup(item, item.idempotencyKey())).orElseThrow();
     assertEquals(Receipt.APPLIED, found.status());
-    Receipt again = result(provider.apply(item, writeOff(100), item.idempotencyKey(), 2));
+    Receipt again = result(provider.apply(cleanup(item, writeOff(100), item.idempotencyKey(), 2)));
     assertEquals(found.asReplay(), again, "the reconciled attempt replays, it does not apply");
     assertEquals(1, effects(item));
   }
@@ -216,6 +222,68 @@ class JdbcProviderTest {
             () -> JdbcProvider.start(JdbcProviderSettings.of(missing, "sa", "")));
 
     assertTrue(e.getMessage().contains(missing), e.getMessage());
+  }
+
+  /**
+   * An effect table made before the identity was kept gets its columns at start, and its rows
+   * (without them) are the same effect as any cleanup of their item: a replay, not key_reused.
+   */
+  @Test
+  void effectRowsOfAnEarlierVersionReplayOnTheirItemAlone() throws SQLException {
+    ItemId item = item("a-1");
+    execute(
+        "CREATE TABLE fencekeeper_fence (item_id VARCHAR PRIMARY KEY, token BIGINT NOT NULL)",
+        "CREATE TABLE fencekeeper_effect (idempotency_key VARCHAR PRIMARY KEY,"
+            + " item_id VARCHAR NOT NULL, effect_id VARCHAR NOT NULL,"
+            + " fencing_token BIGINT NOT NULL, applied_at TIMESTAMP WITH TIME ZONE NOT NULL)",
+        "INSERT INTO fencekeeper_effect VALUES ('"
+            + item.idempotencyKey()
+            + "', '"
+            + item.value()
+            + "', 'jdbc-before', 1, TIMESTAMP WITH TIME ZONE '2026-11-30 01:00:00+00')",
+        "INSERT INTO fencekeeper_fence VALUES ('" + item.value() + "', 1)");
+    start(settings().withEffectSql(EFFECT_SQL));
+
+    Receipt again =
+        result(
+            provider.apply(
+                cleanup(
+                    item,
+                    Plan.action("write-off-residual", 999, "EUR", "any amount"),
+                    item.idempotencyKey(),
+                    2)));
+
+    assertEquals(Receipt.REPLAYED, again.status());
+    assertEquals("jdbc-before", again.effectId());
+    assertEquals(0, effects(item), "nothing applied again");
+  }
+
+  @Test
+  void aCurrencyThatIsNotIso4217OrThatNothingCanGiveIsRefusedAtStart() throws SQLException {
+    IllegalArgumentException lower =
+        assertThrows(IllegalArgumentException.class, () -> settings().withCurrency("eur"));
+    IllegalArgumentException nowhere =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                JdbcProvider.start(
+                    settings()
+                        .withEffectSql(
+                            "INSERT INTO cleanup_log (item_id, amount_minor)"
+                                + " SELECT :itemId, :amountMinor WHERE :currency IS NULL")));
+
+    assertTrue(lower.getMessage().contains("ISO 4217"), lower.getMessage());
+    assertTrue(nowhere.getMessage().contains(":currency"), nowhere.getMessage());
+    assertTrue(nowhere.getMessage().contains("jdbc.currency"), nowhere.getMessage());
+    execute("INSERT INTO balances VALUES ('odd', 5, NULL)");
+    start(
+        settings()
+            .withPlanSql(
+                "SELECT amount_minor, 'euro' AS currency FROM balances"
+                    + " WHERE account_id = :accountId"));
+    ProviderError refused = failure(provider.plan(item("odd")));
+    assertInstanceOf(ProviderError.Permanent.class, refused);
+    assertTrue(!refused.message().contains("euro"), "the row's value stays out: " + refused);
   }
 
   // --- helpers

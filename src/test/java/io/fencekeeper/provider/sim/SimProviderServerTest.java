@@ -74,7 +74,8 @@ class SimProviderServerTest {
     HttpResponse<String> noAccount = raw(sim.baseUrl(), "GET", "/v1/plans?cursor=c-1", null);
     HttpResponse<String> unknownKey = raw(sim.baseUrl(), "GET", "/v1/cleanups/fk-none", null);
 
-    assertTrue(tooBig.text().startsWith("HTTP/1.1 400"), tooBig.text());
+    assertTrue(tooBig.text().startsWith("HTTP/1.1 413"), tooBig.text());
+    assertTrue(tooBig.text().contains("\"error\":\"payload_too_large\""), tooBig.text());
     assertTrue(tooBig.text().contains("request body exceeds 65536 bytes"), tooBig.text());
     assertEquals(405, wrongMethod.statusCode());
     assertEquals("POST", wrongMethod.headers().firstValue("Allow").orElseThrow());
@@ -97,7 +98,7 @@ class SimProviderServerTest {
   void aBodyAnnouncedTooLargeIsRefusedBeforeItArrives() throws Exception {
     Reply tooBig = post("fk-announced", 70_000, new byte[0]);
 
-    assertTrue(tooBig.text().startsWith("HTTP/1.1 400"), tooBig.text());
+    assertTrue(tooBig.text().startsWith("HTTP/1.1 413"), tooBig.text());
     assertTrue(tooBig.text().contains("request body exceeds 65536 bytes"), tooBig.text());
     assertEquals(java.util.Map.of(), sim.effects());
   }
@@ -108,6 +109,18 @@ class SimProviderServerTest {
     new CommandLine(command).parseArgs("--port", "0", "--threads", "4");
 
     assertEquals(4, command.threads);
+  }
+
+  @Test
+  void theProtocolFlagNamesAVersionAndAnotherIsAUsageError() {
+    SimProviderCommand old = new SimProviderCommand();
+    new CommandLine(old).parseArgs("--port", "0", "--protocol", "1.0");
+    SimProviderCommand wrong = new SimProviderCommand();
+    CommandLine line = new CommandLine(wrong);
+
+    assertEquals(SimProtocol.V1_0, SimProtocol.parse(old.protocol));
+    assertEquals("1.1", new SimProviderCommand().protocol, "1.1 unless asked");
+    assertEquals(64, line.execute("--port", "0", "--protocol", "2.0"), "refused before it binds");
   }
 
   private JsonNode stats() throws IOException {
