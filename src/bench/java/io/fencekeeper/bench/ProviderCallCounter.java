@@ -14,8 +14,18 @@ import java.util.concurrent.atomic.LongAdder;
  */
 final class ProviderCallCounter implements ItemAttempt.AttemptListener {
 
+  /** The calls that failed, of every operation. */
+  static final String FAILED = "failed";
+
+  /** The calls answered 429, of every operation (counted in {@link #FAILED} too). */
+  static final String THROTTLED = "throttled";
+
+  /** The keys of {@link #snapshot()} that count outcomes, not operations. */
+  static final java.util.Set<String> OUTCOMES = java.util.Set.of(FAILED, THROTTLED);
+
   private final Map<String, LongAdder> calls = new ConcurrentHashMap<>();
   private final LongAdder failed = new LongAdder();
+  private final LongAdder throttled = new LongAdder();
 
   @Override
   public void providerCall(String operation, Duration latency, ProviderError error) {
@@ -23,12 +33,16 @@ final class ProviderCallCounter implements ItemAttempt.AttemptListener {
     if (error != null) {
       failed.increment();
     }
+    if (error instanceof ProviderError.Throttled) {
+      throttled.increment();
+    }
   }
 
   /** Forgets the calls so far (the warm-up's). */
   void reset() {
     calls.clear();
     failed.reset();
+    throttled.reset();
   }
 
   long total() {
@@ -39,11 +53,12 @@ final class ProviderCallCounter implements ItemAttempt.AttemptListener {
     return failed.sum();
   }
 
-  /** Calls by operation, and {@code failed}. */
+  /** Calls by operation, {@code failed} and {@code throttled}. */
   Map<String, Long> snapshot() {
     Map<String, Long> counts = new TreeMap<>();
     calls.forEach((operation, n) -> counts.put(operation, n.sum()));
-    counts.put("failed", failed.sum());
+    counts.put(FAILED, failed.sum());
+    counts.put(THROTTLED, throttled.sum());
     return counts;
   }
 }
