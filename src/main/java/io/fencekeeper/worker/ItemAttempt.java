@@ -93,6 +93,7 @@ public final class ItemAttempt {
   private final Duration lease;
   private final int maxAttempts;
   private final BooleanSupplier leaving;
+  private final RunCalls runCalls;
   private final AtomicBoolean cancelled = new AtomicBoolean();
   private volatile Claimed claim;
   // when the lease ends at the latest by this worker's own clock: the item grants exactly the lease
@@ -105,23 +106,28 @@ public final class ItemAttempt {
   private final AtomicInteger throttles = new AtomicInteger();
 
   public ItemAttempt(Context ctx, ItemId item, String workerId, Duration lease, int maxAttempts) {
-    this(ctx, item, workerId, lease, maxAttempts, () -> false);
+    this(ctx, item, workerId, lease, maxAttempts, () -> false, new RunCalls());
   }
 
-  /** {@code leaving}: whether the pool is draining, read before every provider call. */
+  /**
+   * {@code leaving}: whether the pool is draining, read before every provider call; {@code
+   * runCalls}: where each provider call of the attempt is counted for its run's governor.
+   */
   ItemAttempt(
       Context ctx,
       ItemId item,
       String workerId,
       Duration lease,
       int maxAttempts,
-      BooleanSupplier leaving) {
+      BooleanSupplier leaving,
+      RunCalls runCalls) {
     this.ctx = ctx;
     this.item = item;
     this.workerId = workerId;
     this.lease = lease;
     this.maxAttempts = maxAttempts;
     this.leaving = leaving;
+    this.runCalls = runCalls;
   }
 
   /** Runs the attempt; the stage never fails: every ending is an {@link AttemptResult}. */
@@ -430,7 +436,8 @@ public final class ItemAttempt {
               return stage.whenComplete(
                   (value, failure) -> {
                     ProviderError error = failure == null ? null : ProviderError.from(failure);
-                    permit.release(error); // a throttled answer slows every caller
+                    permit.release(error); // a throttled share slows every caller
+                    runCalls.called(error);
                     ctx.listener()
                         .providerCall(
                             operation, Duration.ofNanos(System.nanoTime() - start), error);

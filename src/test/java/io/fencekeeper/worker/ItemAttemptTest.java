@@ -19,6 +19,7 @@ import io.fencekeeper.provider.Plan;
 import io.fencekeeper.provider.Provider;
 import io.fencekeeper.provider.ProviderError;
 import io.fencekeeper.provider.budget.Permits;
+import io.fencekeeper.provider.budget.ThrottleShare;
 import io.fencekeeper.testing.ManualClock;
 import io.fencekeeper.testing.ScriptedItems;
 import java.time.Clock;
@@ -79,9 +80,18 @@ class ItemAttemptTest {
         Permits.UNLIMITED);
   }
 
+  /** The calls the attempts made, as the pool reports them to the run's dispatcher. */
+  final RunCalls runCalls = new RunCalls();
+
   AttemptResult attempt(BooleanSupplier leaving) throws Exception {
     return new ItemAttempt(
-            context(items, provider, clock, testKit.system()), ITEM, "node-1/w1", LEASE, 3, leaving)
+            context(items, provider, clock, testKit.system()),
+            ITEM,
+            "node-1/w1",
+            LEASE,
+            3,
+            leaving,
+            runCalls)
         .run()
         .toCompletableFuture()
         .get(10, TimeUnit.SECONDS);
@@ -281,6 +291,10 @@ class ItemAttemptTest {
     assertTrue(waitedMillis >= retryAfter.toMillis() - 10, "waited " + waitedMillis + " ms");
     assertEquals(List.of(CLAIM, RECORD_EFFECT_AND_COMPLETE), items.names(), "no Fail");
     assertEquals(1, recorded().throttles(), "the throttled answer is journaled with the record");
+    assertEquals(
+        new ThrottleShare.Calls(3, 1, 400),
+        runCalls.drain(),
+        "every call is counted for the run's governor, the throttled one with its Retry-After");
   }
 
   @Test
