@@ -16,8 +16,8 @@ import java.time.Instant;
  *   <tr><td>more than 5 % of the calls of every caller throttled over the last seconds (at least
  *       {@value ThrottleShare#MIN_THROTTLED}), cool-down over</td>
  *       <td>cut the effective permits to the share the provider accepted (at most by half, at
- *       least by one, not below one); nothing grows for a window (5 s), or the largest
- *       Retry-After when longer</td></tr>
+ *       least by one, not below one); nothing grows for the hold after it ({@link
+ *       ThrottleShare#holdAfterCut})</td></tr>
  *   <tr><td>such a share within the cool-down</td>
  *       <td>hold: one overload is one cut; the next step up waits a second</td></tr>
  *   <tr><td>some throttling (2.5 % or more), or within the hold after the last cut</td>
@@ -88,7 +88,13 @@ public final class BudgetPolicy {
       }
       int cut = ThrottleShare.cut(effective, calls.share(), 0.5, 1);
       return new Decision(
-          new Aimd(cut, now, now, now.plus(ThrottleShare.holdAfterCut(calls))),
+          new Aimd(
+              cut,
+              now,
+              now,
+              now.plus(
+                  ThrottleShare.holdAfterCut(
+                      calls, now, previous.lastDecrease(), previous.waitUntil()))),
           calls.describe()
               + " (Retry-After "
               + calls.waitAsked().toMillis()

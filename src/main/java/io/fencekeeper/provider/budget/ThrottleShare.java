@@ -1,6 +1,7 @@
 package io.fencekeeper.provider.budget;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayDeque;
 
 /**
@@ -17,7 +18,8 @@ import java.util.ArrayDeque;
  *   <tr><th>throttled calls in the window</th><th>reading</th><th>what callers do</th></tr>
  *   <tr><td>at least {@value #MIN_THROTTLED} and above 5 %</td><td>LIMITING</td>
  *       <td>cut, to the share the provider accepted (at most by half), and add nothing for a
- *       window, or the largest Retry-After when longer</td></tr>
+ *       window (twice the last hold when the first step up after it met the limit again), or the
+ *       largest Retry-After when longer</td></tr>
  *   <tr><td>2.5 % or more</td><td>SOME</td><td>hold: add nothing</td></tr>
  *   <tr><td>below 2.5 %</td><td>CLEAR</td><td>grow as usual</td></tr>
  * </table>
@@ -134,15 +136,34 @@ public final class ThrottleShare {
     return Math.max(min, cut);
   }
 
+  /** The longest hold after a cut, when step after step up met the limit again. */
+  public static final Duration MAX_HOLD = Duration.ofSeconds(40);
+
   /**
-   * How long nothing grows after a cut: a whole {@link #WINDOW}, so that what the cut did is read
-   * over a window of its own before the next step up probes the provider again (a caller that grew
-   * every second into a limit it had just met would spend a tenth of its calls on 429s), or the
-   * Retry-After asked, when longer ({@link #MAX_WAIT} at most).
+   * How long nothing grows after a cut at {@code now}. A whole {@link #WINDOW}, so that what the
+   * cut did is read over a window of its own before the next step up probes the provider again (a
+   * caller that grew every second into a limit it had just met would spend a tenth of its calls on
+   * 429s). Twice the last hold (up to {@link #MAX_HOLD}) when this cut comes within a window of the
+   * end of the last one: the first step up after it met the limit again, and where a step is a
+   * large part of what the provider takes (5 items in flight fill it, a step is 20 % over), each
+   * probe costs more 429s than the hold's seconds make up for; so a limit that holds is probed less
+   * and less often, and one that lifts is found again within {@link #MAX_HOLD}. The Retry-After
+   * asked, when longer ({@link #MAX_WAIT} at most). {@code lastCut} and {@code lastHoldEnd}: the
+   * previous cut and the end of its hold, null when there was none.
    */
-  public static Duration holdAfterCut(Calls window) {
+  public static Duration holdAfterCut(
+      Calls window, Instant now, Instant lastCut, Instant lastHoldEnd) {
+    Duration hold = WINDOW;
+    if (lastCut != null
+        && lastHoldEnd != null
+        && !now.isBefore(lastHoldEnd)
+        && now.isBefore(lastHoldEnd.plus(WINDOW))) {
+      Duration twice = Duration.between(lastCut, lastHoldEnd).multipliedBy(2);
+      hold =
+          twice.compareTo(MAX_HOLD) > 0 ? MAX_HOLD : twice.compareTo(WINDOW) < 0 ? WINDOW : twice;
+    }
     Duration asked = window.waitAsked();
-    return asked.compareTo(WINDOW) > 0 ? asked : WINDOW;
+    return asked.compareTo(hold) > 0 ? asked : hold;
   }
 
   /**

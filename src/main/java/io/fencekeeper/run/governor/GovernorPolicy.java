@@ -25,7 +25,8 @@ import java.time.Instant;
  *       <td>ALERT_QUARANTINE: raise an alert, never add capacity</td></tr>
  *   <tr><td>stale rejections or takeovers above the threshold</td>
  *       <td>ALERT_STALE: raise an alert, never add capacity</td></tr>
- *   <tr><td>within a window (5 s) of the last decrease, or the longer Retry-After asked</td>
+ *   <tr><td>within the hold after the last decrease ({@link ThrottleShare#holdAfterCut}: a
+ *       window, longer while steps up meet the limit again, or the Retry-After asked)</td>
  *       <td>THROTTLED: hold</td></tr>
  *   <tr><td>projected finish too close to the deadline</td>
  *       <td>BURST: doubling up to the burst cap</td></tr>
@@ -133,7 +134,8 @@ public final class GovernorPolicy {
       }
       int decreased =
           ThrottleShare.cut(cap, calls.share(), settings.decreaseFactor(), settings.minCap());
-      Duration hold = ThrottleShare.holdAfterCut(calls);
+      Duration hold =
+          ThrottleShare.holdAfterCut(calls, now, previous.lastDecrease(), previous.waitUntil());
       return new Decision(
           Mode.THROTTLED,
           decreased,

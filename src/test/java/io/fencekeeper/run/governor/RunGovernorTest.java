@@ -299,8 +299,9 @@ class RunGovernorTest {
     life.live(30, 4, 20, 0).measureFromHere().live(300, 4, 20, 0);
     System.out.printf("the rate drops from 100 to 20 calls/s: %s%n", life);
     assertTrue(life.acceptedPerSecond() >= 16, "at least 0.8 of the new rate: " + life);
-    // 5 items fill the new rate: each step up that probes it is 20 % over, not 4 % as at 100/s
-    assertTrue(life.throttledShare() <= 0.10, "few calls throttled: " + life);
+    // 5 items fill the new rate: each step up that probes it is 20 % over, not 4 % as at 100/s,
+    // so it is probed less and less often
+    assertTrue(life.throttledShare() <= 0.05, "at most 5 % of the calls throttled: " + life);
   }
 
   @Test
