@@ -52,7 +52,8 @@ final class FencekeeperBench {
       Map<String, Long> providerCalls,
       long createdAtMillis,
       long endedAtMillis,
-      List<String> governorChanges) {
+      List<String> governorChanges,
+      List<long[]> callsEachSecond) {
 
     /** Provider calls the workers made, failed ones included. */
     long totalProviderCalls() {
@@ -180,9 +181,12 @@ final class FencekeeperBench {
       RunCoordinator.Created created = create(node, job, scope, items);
       double staging = (System.nanoTime() - stagingStarted) / 1e9;
       RunView run = created.run();
+      List<long[]> callsEachSecond;
       try (ResourceMeter meter = ResourceMeter.start(db.server(), setup.sim())) {
-        try (AutoCloseable during = setup.duringRun().call()) {
+        try (AutoCloseable during = setup.duringRun().call();
+            ProviderCallCounter.EachSecond seconds = calls.eachSecond()) {
           run = awaitEnd(node, run);
+          callsEachSecond = seconds.seconds();
         }
         ResourceMeter.Measured measured = meter.stop();
         double runSeconds =
@@ -211,7 +215,8 @@ final class FencekeeperBench {
                 ? List.of()
                 : run.governor().changes().stream()
                     .map(c -> c.at() + " " + c.mode() + " cap " + c.cap() + ": " + c.reason())
-                    .toList());
+                    .toList(),
+            callsEachSecond);
       }
     } finally {
       Files.deleteIfExists(scope);

@@ -3,9 +3,14 @@ package io.fencekeeper.bench;
 import io.fencekeeper.provider.ProviderError;
 import io.fencekeeper.worker.ItemAttempt;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -51,6 +56,44 @@ final class ProviderCallCounter implements ItemAttempt.AttemptListener {
 
   long failed() {
     return failed.sum();
+  }
+
+  /**
+   * Samples the calls and the throttled ones every second until closed: {@link
+   * EachSecond#seconds()} are the counts of each second, {@code {calls, throttled}}, oldest first.
+   */
+  EachSecond eachSecond() {
+    return new EachSecond();
+  }
+
+  /** The calls of each second since it started; see {@link #eachSecond()}. */
+  final class EachSecond implements AutoCloseable {
+    private final List<long[]> seconds = new CopyOnWriteArrayList<>();
+    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
+    private long calls = total();
+    private long throttledSoFar = throttled.sum();
+
+    private EachSecond() {
+      timer.scheduleAtFixedRate(this::sample, 1, 1, TimeUnit.SECONDS);
+    }
+
+    private void sample() {
+      long nowCalls = total();
+      long nowThrottled = throttled.sum();
+      seconds.add(new long[] {nowCalls - calls, nowThrottled - throttledSoFar});
+      calls = nowCalls;
+      throttledSoFar = nowThrottled;
+    }
+
+    List<long[]> seconds() {
+      return List.copyOf(seconds);
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+      timer.shutdownNow();
+      timer.awaitTermination(5, TimeUnit.SECONDS);
+    }
   }
 
   /** Calls by operation, {@code failed} and {@code throttled}. */
