@@ -52,8 +52,8 @@ public final class GovernorPolicy {
    * What the run saw.
    *
    * @param calls the run's provider calls over the last seconds ({@link ThrottleShare#WINDOW},
-   *     since the last decrease at most), the throttled ones among them, and the largest
-   *     Retry-After asked
+   *     since the cap last changed at most: {@link RunGovernor}), the throttled ones among them,
+   *     and the largest Retry-After asked
    * @param staleInWindow attempts that lost their lease, and takeovers of expired leases, since the
    *     last decision
    * @param quarantinedRecently items quarantined in the last minute ({@link RunGovernor})
@@ -186,8 +186,7 @@ public final class GovernorPolicy {
           cap,
           "after the decrease, nothing added until "
               + previous.waitUntil()
-              + ": concurrency held"
-              + " at "
+              + ": concurrency held at "
               + cap);
     }
     if (deadlineAtRisk(settings, signals, signals.itemsPerSecond())) {
