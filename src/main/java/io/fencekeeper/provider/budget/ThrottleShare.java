@@ -140,16 +140,23 @@ public final class ThrottleShare {
   public static final Duration MAX_HOLD = Duration.ofSeconds(40);
 
   /**
+   * How long after a hold a cut still ends the probe that followed it: two windows, a few steps up
+   * (one every other second) and the window that reads the last of them. On the bench the limit was
+   * met again two steps above the cap a cut had left, 6 s after the hold.
+   */
+  public static final Duration PROBE = WINDOW.multipliedBy(2);
+
+  /**
    * How long nothing grows after a cut at {@code now}. A whole {@link #WINDOW}, so that what the
    * cut did is read over a window of its own before the next step up probes the provider again (a
    * caller that grew every second into a limit it had just met would spend a tenth of its calls on
-   * 429s). Twice the last hold (up to {@link #MAX_HOLD}) when this cut comes within a window of the
-   * end of the last one: the first step up after it met the limit again, and where a step is a
-   * large part of what the provider takes (5 items in flight fill it, a step is 20 % over), each
-   * probe costs more 429s than the hold's seconds make up for; so a limit that holds is probed less
-   * and less often, and one that lifts is found again within {@link #MAX_HOLD}. The Retry-After
-   * asked, when longer ({@link #MAX_WAIT} at most). {@code lastCut} and {@code lastHoldEnd}: the
-   * previous cut and the end of its hold, null when there was none.
+   * 429s). Twice the last hold (up to {@link #MAX_HOLD}) when this cut comes within {@link #PROBE}
+   * of the end of the last one: the first steps up after it met the limit again, and where a step
+   * is a large part of what the provider takes (5 items in flight fill it, a step is 20 % over),
+   * each probe costs more 429s than the hold's seconds make up for; so a limit that holds is probed
+   * less and less often, and one that lifts is found again within {@link #MAX_HOLD}. The
+   * Retry-After asked, when longer ({@link #MAX_WAIT} at most). {@code lastCut} and {@code
+   * lastHoldEnd}: the previous cut and the end of its hold, null when there was none.
    */
   public static Duration holdAfterCut(
       Calls window, Instant now, Instant lastCut, Instant lastHoldEnd) {
@@ -157,7 +164,7 @@ public final class ThrottleShare {
     if (lastCut != null
         && lastHoldEnd != null
         && !now.isBefore(lastHoldEnd)
-        && now.isBefore(lastHoldEnd.plus(WINDOW))) {
+        && now.isBefore(lastHoldEnd.plus(PROBE))) {
       Duration twice = Duration.between(lastCut, lastHoldEnd).multipliedBy(2);
       hold =
           twice.compareTo(MAX_HOLD) > 0 ? MAX_HOLD : twice.compareTo(WINDOW) < 0 ? WINDOW : twice;

@@ -88,9 +88,13 @@ class ThrottleShareTest {
       holdEnd = next.plus(doubled);
     }
     assertEquals(ThrottleShare.MAX_HOLD, hold);
-    // steps up that held for a window: the limit moved, the next cut holds a window again
+    // steps up that held for two windows: the limit moved, the next cut holds a window again
+    assertEquals(
+        ThrottleShare.MAX_HOLD,
+        ThrottleShare.holdAfterCut(limiting, holdEnd.plusSeconds(9), cut, holdEnd),
+        "two steps up and the window after them still end the probe");
     assertEquals(
         ThrottleShare.WINDOW,
-        ThrottleShare.holdAfterCut(limiting, holdEnd.plusSeconds(6), cut, holdEnd));
+        ThrottleShare.holdAfterCut(limiting, holdEnd.plus(ThrottleShare.PROBE), cut, holdEnd));
   }
 }
