@@ -138,6 +138,56 @@ public final class BenchCommand implements Callable<Integer> {
   boolean simInProcess;
 
   @Option(
+      names = "--throttling",
+      description =
+          "instead of no-op items: Fencekeeper with the http provider against a sim provider,"
+              + " unthrottled, with --throttle-share of its calls throttled at random, with a"
+              + " rate limit of --throttle-per-second, and with that limit dropping to"
+              + " --throttle-drop-to (items/s, share of calls throttled, the sim's requests/s,"
+              + " the governor)")
+  boolean throttling;
+
+  @Option(
+      names = "--throttle-share",
+      defaultValue = "0.01",
+      description =
+          "throttling: the share of calls the sim throttles at random (default:"
+              + " ${DEFAULT-VALUE})")
+  double throttleShare;
+
+  @Option(
+      names = "--throttle-per-second",
+      defaultValue = "100",
+      description = "throttling: the sim's rate limit, calls a second (default: ${DEFAULT-VALUE})")
+  int throttlePerSecond;
+
+  @Option(
+      names = "--throttle-drop-to",
+      defaultValue = "20",
+      description =
+          "throttling: a last run where the rate limit drops to this after --throttle-drop-after"
+              + " seconds (0 = no such run; default: ${DEFAULT-VALUE})")
+  int throttleDropTo;
+
+  @Option(
+      names = "--throttle-drop-after",
+      defaultValue = "10",
+      description = "throttling: seconds into the last run (default: ${DEFAULT-VALUE})")
+  int throttleDropAfter;
+
+  @Option(
+      names = "--throttle-drop-items",
+      defaultValue = "1000",
+      description = "throttling: the last run's items (default: ${DEFAULT-VALUE})")
+  int throttleDropItems;
+
+  @Option(
+      names = "--throttling-latency-ms",
+      defaultValue = "20",
+      description = "throttling: the sim's latency per call (default: ${DEFAULT-VALUE})")
+  long throttlingLatencyMs;
+
+  @Option(
       names = "--provider-latency-ms",
       defaultValue = "0",
       description = "saturation: sim provider latency L per call (0 = skip the saturation bench)")
@@ -227,6 +277,33 @@ public final class BenchCommand implements Callable<Integer> {
                 configOverrides);
         printFencekeeper(out, result);
         report.put("scale", result);
+      } else if (throttling) {
+        BenchDatabase db = database(databases.get(0), dir.resolve("throttling"));
+        try (Sim sim =
+            simUrl != null
+                ? Sim.external(simUrl)
+                : simInProcess
+                    ? Sim.inProcess(throttlingLatencyMs, Math.max(16, 2 * workers))
+                    : Sim.startProcess(dir, throttlingLatencyMs, Math.max(16, 2 * workers))) {
+          Map<String, Object> section =
+              ThrottlingBench.run(
+                  out,
+                  db,
+                  dir,
+                  sim,
+                  new ThrottlingBench.Sizes(
+                      items,
+                      warmup,
+                      workers,
+                      throttleShare,
+                      throttlePerSecond,
+                      throttleDropTo,
+                      throttleDropAfter,
+                      throttleDropItems),
+                  configOverrides);
+          failures.addAll(ProviderComparison.failures(section));
+          report.put("throttling", section);
+        }
       } else if (providerComparison) {
         List<Map<String, Object>> sections = new ArrayList<>();
         try (Sim sim = sim(dir, 0, Math.max(16, workers))) {

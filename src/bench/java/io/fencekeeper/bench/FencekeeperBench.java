@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.Optional;
@@ -48,14 +49,23 @@ final class FencekeeperBench {
       ResourceMeter.Measured resources,
       double journalEventsPerItem,
       double[] claimMillis,
-      Map<String, Long> providerCalls) {
+      Map<String, Long> providerCalls,
+      long createdAtMillis,
+      long endedAtMillis,
+      List<String> governorChanges,
+      List<long[]> callsEachSecond) {
 
     /** Provider calls the workers made, failed ones included. */
     long totalProviderCalls() {
       return providerCalls.entrySet().stream()
-          .filter(e -> !e.getKey().equals("failed"))
+          .filter(e -> !ProviderCallCounter.OUTCOMES.contains(e.getKey()))
           .mapToLong(Map.Entry::getValue)
           .sum();
+    }
+
+    /** Provider calls answered 429 (throttled). */
+    long throttledProviderCalls() {
+      return providerCalls.getOrDefault(ProviderCallCounter.THROTTLED, 0L);
     }
   }
 
@@ -65,19 +75,29 @@ final class FencekeeperBench {
    * config}), as an operator would set it.
    *
    * @param sim the sim provider's process, metered beside the node when there is one
-   */
-  /**
-   * {@code duringWarmup}: what holds while the warm-up runs (opened before it, closed after it), e.g.
-   * the sim at another latency.
+   * @param duringWarmup what holds while the warm-up runs (opened before it, closed after it), e.g.
+   *     the sim at another latency
+   * @param duringRun what holds while the timed run runs (opened when it is created, closed when it
+   *     ended), e.g. the sim's rate limit dropping after some seconds
    */
   record Setup(
       int workers,
       Provider provider,
       Map<String, Object> config,
       ProcessCpu sim,
-      Callable<AutoCloseable> duringWarmup) {
+      Callable<AutoCloseable> duringWarmup,
+      Callable<AutoCloseable> duringRun) {
 
     private static final Callable<AutoCloseable> NOTHING = () -> () -> {};
+
+    Setup(
+        int workers,
+        Provider provider,
+        Map<String, Object> config,
+        ProcessCpu sim,
+        Callable<AutoCloseable> duringWarmup) {
+      this(workers, provider, config, sim, duringWarmup, NOTHING);
+    }
 
     static Setup withProvider(int workers, Provider provider) {
       return new Setup(
@@ -100,7 +120,13 @@ final class FencekeeperBench {
 
     /** The warm-up with the sim at {@code latencyMs}, the timed run at the sim's own. */
     Setup warmingAt(Sim sim, long latencyMs) {
-      return new Setup(workers, provider, config, this.sim, () -> sim.latencyFor(latencyMs));
+      return new Setup(
+          workers, provider, config, this.sim, () -> sim.latencyFor(latencyMs), duringRun);
+    }
+
+    /** The same, with {@code warmup} held during the warm-up and {@code run} during the run. */
+    Setup holding(Callable<AutoCloseable> warmup, Callable<AutoCloseable> run) {
+      return new Setup(workers, provider, config, sim, warmup, run);
     }
   }
 
@@ -155,8 +181,13 @@ final class FencekeeperBench {
       RunCoordinator.Created created = create(node, job, scope, items);
       double staging = (System.nanoTime() - stagingStarted) / 1e9;
       RunView run = created.run();
+      List<long[]> callsEachSecond;
       try (ResourceMeter meter = ResourceMeter.start(db.server(), setup.sim())) {
-        run = awaitEnd(node, run);
+        try (AutoCloseable during = setup.duringRun().call();
+            ProviderCallCounter.EachSecond seconds = calls.eachSecond()) {
+          run = awaitEnd(node, run);
+          callsEachSecond = seconds.seconds();
+        }
         ResourceMeter.Measured measured = meter.stop();
         double runSeconds =
             run.endedAt() != null
@@ -177,7 +208,15 @@ final class FencekeeperBench {
             measured,
             done == 0 ? 0 : events / (double) done,
             timings[0].percentilesMillis(),
-            calls.snapshot());
+            calls.snapshot(),
+            run.createdAt().toEpochMilli(),
+            run.endedAt() != null ? run.endedAt().toEpochMilli() : System.currentTimeMillis(),
+            run.governor() == null
+                ? List.of()
+                : run.governor().changes().stream()
+                    .map(c -> c.at() + " " + c.mode() + " cap " + c.cap() + ": " + c.reason())
+                    .toList(),
+            callsEachSecond);
       }
     } finally {
       Files.deleteIfExists(scope);

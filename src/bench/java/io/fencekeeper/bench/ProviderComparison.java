@@ -201,7 +201,7 @@ final class ProviderComparison {
    * One check per side, read after all of them ran: which of the side's items have an action is
    * asked of the sim again (untimed), so the check depends on neither side's own account of it.
    */
-  private static List<LedgerCheck> checkLedger(ProviderCalls calls, Map<String, String> jobs, int n)
+  static List<LedgerCheck> checkLedger(ProviderCalls calls, Map<String, String> jobs, int n)
       throws Exception {
     ProviderCalls.Ledger ledger = calls.ledger();
     List<LedgerCheck> checks = new ArrayList<>();

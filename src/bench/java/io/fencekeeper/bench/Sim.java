@@ -19,7 +19,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -140,15 +142,50 @@ record Sim(URI baseUrl, ProcessCpu cpu, String description, AutoCloseable stop)
    * timed run at another, on the sim's own {@code /admin/faults}.
    */
   AutoCloseable latencyFor(long latencyMs) throws Exception {
+    return faultsFor(Map.of("latencyMs", latencyMs));
+  }
+
+  /**
+   * Sets the sim's knobs named in {@code knobs} ({@code /admin/faults} fields), its other faults as
+   * they are, until the returned handle is closed, which puts them back as they were.
+   */
+  AutoCloseable faultsFor(Map<String, ? extends Number> knobs) throws Exception {
     HttpClient http = HttpClient.newHttpClient();
     URI faults = baseUrl.resolve("/admin/faults");
     String before =
         http.send(HttpRequest.newBuilder(faults).build(), HttpResponse.BodyHandlers.ofString())
             .body();
     ObjectNode changed = (ObjectNode) HttpProtocol.json().readTree(before);
-    changed.put("latencyMs", latencyMs);
+    knobs.forEach(
+        (knob, value) -> {
+          if (value instanceof Double || value instanceof Float) {
+            changed.put(knob, value.doubleValue());
+          } else {
+            changed.put(knob, value.longValue());
+          }
+        });
     putFaults(http, faults, changed.toString());
     return () -> putFaults(http, faults, before);
+  }
+
+  /**
+   * The {@code /v1} requests the sim received in each wall-clock second (its {@code GET
+   * /admin/stats}, the last 600 seconds), by epoch second: throttled ones included.
+   */
+  Map<Long, Long> requestsPerSecond() throws Exception {
+    HttpClient http = HttpClient.newHttpClient();
+    String body =
+        http.send(
+                HttpRequest.newBuilder(baseUrl.resolve("/admin/stats")).build(),
+                HttpResponse.BodyHandlers.ofString())
+            .body();
+    Map<Long, Long> perSecond = new TreeMap<>();
+    HttpProtocol.json()
+        .readTree(body)
+        .path("requestsPerSecond")
+        .fields()
+        .forEachRemaining(e -> perSecond.put(Long.parseLong(e.getKey()), e.getValue().asLong()));
+    return perSecond;
   }
 
   private static void putFaults(HttpClient http, URI faults, String body) throws Exception {

@@ -1,6 +1,7 @@
 package io.fencekeeper.dispatch;
 
 import io.fencekeeper.CborSerializable;
+import io.fencekeeper.provider.budget.ThrottleShare;
 import java.util.List;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.receptionist.ServiceKey;
@@ -74,9 +75,11 @@ public final class DispatchProtocol {
    * What one node's dispatcher of a run reports: the slice it applies, its items in flight, how
    * many more it could put in flight now ({@code demand}), its completion rate, the age of its
    * oldest waiting item, whether every hosted shard is paged in ({@code allPaged}), the tally of
-   * each hosted shard, and the seqs of its items in flight ({@code inFlightSeqs}: at most its
-   * slice; if the node is lost, these are the leases a takeover waits for). The statuses behind the
-   * tallies are written to {@code run_item} before the report is sent.
+   * each hosted shard, the seqs of its items in flight ({@code inFlightSeqs}: at most its slice; if
+   * the node is lost, these are the leases a takeover waits for), and the provider calls the pools
+   * made for its items since its last report ({@code calls}: how many, how many were throttled; the
+   * run's governor reads throttling as their share). The statuses behind the tallies are written to
+   * {@code run_item} before the report is sent.
    */
   public record RunReport(
       String runId,
@@ -88,11 +91,39 @@ public final class DispatchProtocol {
       double backlogAgeSeconds,
       boolean allPaged,
       List<ShardTally> shards,
-      List<Integer> inFlightSeqs)
+      List<Integer> inFlightSeqs,
+      ThrottleShare.Calls calls)
       implements CborSerializable {
 
     public RunReport {
       inFlightSeqs = inFlightSeqs == null ? List.of() : List.copyOf(inFlightSeqs);
+      calls = calls == null ? ThrottleShare.Calls.NONE : calls;
+    }
+
+    /** A report without provider calls. */
+    public RunReport(
+        String runId,
+        int resumes,
+        int slice,
+        int inFlight,
+        int demand,
+        double itemsPerSecond,
+        double backlogAgeSeconds,
+        boolean allPaged,
+        List<ShardTally> shards,
+        List<Integer> inFlightSeqs) {
+      this(
+          runId,
+          resumes,
+          slice,
+          inFlight,
+          demand,
+          itemsPerSecond,
+          backlogAgeSeconds,
+          allPaged,
+          shards,
+          inFlightSeqs,
+          ThrottleShare.Calls.NONE);
     }
   }
 

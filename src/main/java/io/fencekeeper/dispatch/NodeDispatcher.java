@@ -3,6 +3,7 @@ package io.fencekeeper.dispatch;
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemShards;
 import io.fencekeeper.item.WorkItem;
+import io.fencekeeper.provider.budget.ThrottleShare;
 import io.fencekeeper.worker.WorkProtocol;
 import io.fencekeeper.worker.WorkProtocol.PoolLeaving;
 import io.fencekeeper.worker.WorkProtocol.RequestWork;
@@ -127,6 +128,8 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
   private boolean registered = true;
   private long ticks;
   private long lastLocalRequestNanos = Long.MIN_VALUE / 2;
+  // the provider calls the pools made for this run's items since the last report
+  private ThrottleShare.Calls calls = ThrottleShare.Calls.NONE;
 
   private NodeDispatcher(
       ActorContext<ToDispatcher> ctx,
@@ -166,6 +169,12 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
             WorkProtocol.SettledAll.class,
             all -> {
               all.settled().forEach(this::onSettled);
+              return this;
+            })
+        .onMessage(
+            WorkProtocol.CallsMade.class,
+            made -> {
+              calls = calls.plus(made.calls());
               return this;
             })
         .onMessage(PoolLeaving.class, this::onPoolLeaving)
@@ -505,6 +514,7 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
       return; // the next tick reports, after this write
     }
     DispatchProtocol.RunReport report = runReport();
+    calls = ThrottleShare.Calls.NONE; // each call is reported once (a report lost is a second lost)
     List<ScopeRows.StatusWrite> batch = items.board.drainWrites();
     if (batch.isEmpty()) {
       reportTo.tell(report);
@@ -560,7 +570,8 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
         backlogAgeSeconds(deps.clock().instant()),
         hosted != null && paging.allPaged() && !loading,
         items.tallies(shard -> hosted != null && hosted.contains(shard)),
-        queue.inFlightSeqs());
+        queue.inFlightSeqs(),
+        calls);
   }
 
   /** The age of the oldest item that is neither done nor leased, as far as memory shows it. */

@@ -150,6 +150,7 @@ final class LiveRun {
       return;
     }
     nodes.put(node, new NodeRun(report, nanos));
+    governor.called(report.calls());
     granted.putIfAbsent(node, report.slice()); // a new coordinator learns what each node holds
     toldSinceReport.put(node, granted.get(node)); // told before the report: counted until the next
     report.shards().forEach(t -> tallies.put(t.shard(), t));

@@ -263,12 +263,16 @@ final class LiveRuns {
     assign();
   }
 
+  /**
+   * The journal's signals the governor reads: quarantines, stale rejections and takeovers. Not the
+   * throttled answers: the governor reads those as a share of the run's calls, which the nodes
+   * report as the calls end (the journal counts them only when an attempt ends).
+   */
   void signalsSeen(String runId, RunSignals delta) {
     LiveRun live = runs.get(runId);
     if (live == null) {
       return;
     }
-    live.governor().throttled(delta.throttledAnswers());
     if (delta.quarantines() > 0) {
       live.governor().quarantined(deps.clock().instant());
     }

@@ -125,6 +125,7 @@ public final class ItemAttempt {
   private final CohortGate cohorts;
   // the loss cohorts the granted claim joined on this node: they count until the attempt ends
   private volatile Set<String> joined = Set.of();
+  private final RunCalls runCalls;
   private final AtomicBoolean cancelled = new AtomicBoolean();
   private volatile Claimed claim;
   // when the lease ends at the latest by this worker's own clock: the item grants exactly the lease
@@ -140,12 +141,13 @@ public final class ItemAttempt {
   private final AtomicInteger throttles = new AtomicInteger();
 
   public ItemAttempt(Context ctx, ItemId item, String workerId, Duration lease, int maxAttempts) {
-    this(ctx, item, workerId, lease, maxAttempts, () -> false, CohortGate.NONE);
+    this(ctx, item, workerId, lease, maxAttempts, () -> false, CohortGate.NONE, new RunCalls());
   }
 
   /**
    * {@code leaving}: whether the pool is draining, read before every provider call; {@code
-   * cohorts}: the loss cohorts its node has in flight, which its claim keeps apart from.
+   * cohorts}: the loss cohorts its node has in flight, which its claim keeps apart from; {@code
+   * runCalls}: where each provider call of the attempt is counted for its run's governor.
    */
   ItemAttempt(
       Context ctx,
@@ -154,7 +156,8 @@ public final class ItemAttempt {
       Duration lease,
       int maxAttempts,
       BooleanSupplier leaving,
-      CohortGate cohorts) {
+      CohortGate cohorts,
+      RunCalls runCalls) {
     this.ctx = ctx;
     this.item = item;
     this.workerId = workerId;
@@ -162,6 +165,7 @@ public final class ItemAttempt {
     this.maxAttempts = maxAttempts;
     this.leaving = leaving;
     this.cohorts = cohorts;
+    this.runCalls = runCalls;
   }
 
   /** Runs the attempt; the stage never fails: every ending is an {@link AttemptResult}. */
@@ -555,7 +559,8 @@ public final class ItemAttempt {
               return stage.whenComplete(
                   (value, failure) -> {
                     ProviderError error = failure == null ? null : ProviderError.from(failure);
-                    permit.release(error); // a throttled answer slows every caller
+                    permit.release(error); // a throttled share slows every caller
+                    runCalls.called(error);
                     ctx.listener()
                         .providerCall(
                             operation, Duration.ofNanos(System.nanoTime() - start), error);

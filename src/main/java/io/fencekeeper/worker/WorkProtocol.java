@@ -3,6 +3,7 @@ package io.fencekeeper.worker;
 import io.fencekeeper.CborSerializable;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.provider.ProviderName;
+import io.fencekeeper.provider.budget.ThrottleShare;
 import java.time.Duration;
 import java.util.List;
 import org.apache.pekko.actor.typed.ActorRef;
@@ -68,6 +69,14 @@ public final class WorkProtocol {
    * (throttling, a takeover, a reconciliation) is in the item's journal, not here.
    */
   public record Settled(int seq, AttemptResult result) implements ToDispatcher {}
+
+  /**
+   * The provider calls a pool's attempts made for this dispatcher's items since the pool last said
+   * (at most twice a second, and only when there were any), the throttled ones among them: the
+   * dispatcher adds them to its run's report, and the run's governor reads throttling as their
+   * share (docs/design.md, "The governor").
+   */
+  public record CallsMade(ThrottleShare.Calls calls) implements ToDispatcher {}
 
   /**
    * The endings of a pool's attempts at items it stole from another node's dispatcher, sent

@@ -3,6 +3,7 @@ package io.fencekeeper.worker;
 import io.fencekeeper.CborSerializable;
 import io.fencekeeper.item.NodeWorkers;
 import io.fencekeeper.provider.ProviderName;
+import io.fencekeeper.provider.budget.ThrottleShare;
 import io.fencekeeper.worker.WorkProtocol.PoolLeaving;
 import io.fencekeeper.worker.WorkProtocol.RequestWork;
 import io.fencekeeper.worker.WorkProtocol.Settled;
@@ -117,6 +118,8 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
   private final Map<ActorRef<ToDispatcher>, long[]> stealAt = new HashMap<>();
   // endings of stolen items not yet sent to their dispatchers on other nodes
   private final Map<ActorRef<ToDispatcher>, List<Settled>> unsent = new HashMap<>();
+  // the provider calls made for each dispatcher's run, sent to it at each recount
+  private final Map<ActorRef<ToDispatcher>, RunCalls> calls = new HashMap<>();
   private int inFlight;
   // read by the attempts before every provider call, from other threads
   private final AtomicBoolean leaving = new AtomicBoolean();
@@ -164,6 +167,7 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
         .onMessage(
             Recount.class,
             recount -> {
+              sendCalls();
               requestWork();
               return this;
             })
@@ -199,6 +203,7 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
   private void answerLeaveWhenIdle() {
     if (leaving.get() && inFlight == 0) {
       sendSettled(); // the node goes away next: nothing it learned may stay behind
+      sendCalls();
       leaveAnswers.forEach(answer -> answer.tell(Done.getInstance()));
       leaveAnswers.clear();
     }
@@ -216,6 +221,7 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
     }
     requested.keySet().retainAll(changed.dispatchers());
     dryUntil.keySet().retainAll(changed.dispatchers());
+    calls.keySet().retainAll(changed.dispatchers());
     stealAt.keySet().retainAll(changed.dispatchers());
     for (ActorRef<ToDispatcher> dispatcher : changed.dispatchers()) {
       if (isLocal(dispatcher)) {
@@ -287,7 +293,8 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
             offer.lease(),
             offer.maxAttempts(),
             leaving::get,
-            cohorts);
+            cohorts,
+            calls.computeIfAbsent(dispatcher, d -> new RunCalls()));
     getContext()
         .pipeToSelf(
             attempt.run(),
@@ -316,6 +323,20 @@ public final class WorkerPool extends AbstractBehavior<WorkerPool.Command> {
     requestWork();
     answerLeaveWhenIdle();
     return this;
+  }
+
+  /**
+   * Each run's provider calls since the last recount go to its dispatcher (nothing when there were
+   * none), which reports them with its run's figures: the governor reads the share throttled.
+   */
+  private void sendCalls() {
+    calls.forEach(
+        (dispatcher, made) -> {
+          ThrottleShare.Calls drained = made.drain();
+          if (drained.calls() > 0 || drained.throttled() > 0) {
+            dispatcher.tell(new WorkProtocol.CallsMade(drained));
+          }
+        });
   }
 
   private void sendSettled() {

@@ -52,6 +52,47 @@ class BenchCommandSmokeTest {
   }
 
   @Test
+  void throttlingRunsEachThrottlingAgainstASimProcessWithOneEffectPerItem() throws Exception {
+    JsonNode section =
+        bench(
+                "--throttling",
+                "--items=30",
+                "--throttle-share=0.05",
+                "--throttle-per-second=40",
+                // the run whose limit drops needs seconds of its own: left out here
+                "--throttle-drop-to=0",
+                "--throttling-latency-ms=0")
+            .get("throttling");
+    assertEquals(0, section.get("failures").size(), section.get("failures").toString());
+    for (String run : List.of("unthrottled", "throttleShare", "throttlePerSecond")) {
+      JsonNode measured = section.get(run);
+      assertEquals("SUCCEEDED", measured.get("run").get("state").asText(), run);
+      assertTrue(measured.get("calls").asLong() > 0, run);
+      assertTrue(measured.get("simRequestsPerSecond").size() > 0, run + ": the sim's seconds");
+    }
+    assertEquals(0, section.get("unthrottled").get("throttled").asLong());
+    assertTrue(section.has("throttleShareRatio") && section.has("throttlePerSecondRatio"));
+  }
+
+  @Test
+  void theSimsRequestsAroundADropAreToldApartWithTheSecondsUntilTheyHalved() {
+    java.util.Map<Long, Long> perSecond = new java.util.TreeMap<>();
+    long[] requests = {100, 110, 104, 90, 70, 40, 20, 22};
+    for (int i = 0; i < requests.length; i++) {
+      perSecond.put(1000L + i, requests[i]);
+    }
+
+    String told = ThrottlingBench.describe(perSecond, 1003);
+
+    assertTrue(
+        told.contains("before the drop requests/s mean 104.7, least 100, most 110 over 3 s"), told);
+    assertTrue(told.contains("after it mean 48.4, least 20, most 90 over 5 s"), told);
+    assertTrue(told.contains("fell to half of 104 requests/s 2 s after the drop"), told);
+    assertTrue(
+        ThrottlingBench.describe(perSecond, -1).startsWith("requests/s mean 69.5, least 20"), told);
+  }
+
+  @Test
   void providerComparisonAppliesOneEffectPerItemOnBothSidesThroughASimProcess() throws Exception {
     JsonNode section =
         bench("--provider-comparison", "--items=40").get("providerComparison").get(0);

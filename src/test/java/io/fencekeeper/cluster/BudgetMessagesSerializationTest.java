@@ -74,7 +74,7 @@ class BudgetMessagesSerializationTest {
             List.of(new BudgetView.Change(at, 4, 20, "2 throttled answers")));
     List<Object> messages =
         List.of(
-            new BudgetKeeper.Renew("payments", "node", 3, 42, 7, 4, 20, 3, 5, 1, 250, grants),
+            new BudgetKeeper.Renew("payments", "node", 3, 42, 7, 4, 20, 3, 5, 40, 1, 250, grants),
             new BudgetKeeper.Grant("payments", true, 4, -1, Duration.ofSeconds(30), 3, 42, 8),
             new BudgetKeeper.ReportRun("payments", "tonight/2026-11-29", 16, true, shares),
             new BudgetKeeper.Share("payments", "tonight/2026-11-29", true, 3, 4),

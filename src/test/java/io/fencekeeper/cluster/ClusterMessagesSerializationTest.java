@@ -2,7 +2,9 @@ package io.fencekeeper.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.fencekeeper.dispatch.DispatchProtocol;
 import io.fencekeeper.node.FencekeeperNode;
+import io.fencekeeper.provider.budget.ThrottleShare;
 import io.fencekeeper.run.governor.FleetPolicy;
 import io.fencekeeper.run.governor.FleetView;
 import io.fencekeeper.testing.WireRoundTrip;
@@ -50,6 +52,21 @@ class ClusterMessagesSerializationTest {
       WorkProtocol.Settled settled = new WorkProtocol.Settled(7, result);
       assertEquals(settled, roundTrip(settled));
     }
+  }
+
+  /**
+   * A pool's word of the calls it made for a stolen item's run reaches its dispatcher, and the
+   * dispatcher's report carries them to the coordinator.
+   */
+  @Test
+  void theProviderCallsOfARunCrossTheWire() {
+    var calls = new ThrottleShare.Calls(480, 31, 250);
+    var made = new WorkProtocol.CallsMade(calls);
+    assertEquals(made, roundTrip(made));
+    var report =
+        new DispatchProtocol.RunReport(
+            "nightly/2026-11-29", 0, 8, 3, 8, 4.5, 1.0, true, List.of(), List.of(2, 5), calls);
+    assertEquals(report, roundTrip(report));
   }
 
   /** A leaving pool's word reaches a dispatcher on another node, with the pool to drop. */

@@ -168,7 +168,7 @@ class ProviderBudgetClusterTest {
         "a fair split: " + shared.runs());
 
     // 2. the provider throttles harder, below even the halved budget's rate, so that both runs
-    // meet a 429: one seen by any caller slows every caller
+    // meet 429s: their share, from every caller, slows every caller
     sim.setFaults(SimFaults.NONE.withLatency(10, 5).withThrottlePerSecond(4));
     BudgetView throttled =
         Await.until(
@@ -224,8 +224,8 @@ class ProviderBudgetClusterTest {
     assertTrue(measured.size() >= 14, "seconds measured: " + measured);
     assertTrue(mean >= maxRate * 0.9, "within 10% of the rate: " + measured);
     assertTrue(
-        after.changes().stream().anyMatch(c -> c.reason().contains("throttled answers")),
-        "the halving is logged with its reason: " + after.changes());
+        after.changes().stream().anyMatch(c -> c.reason().contains("calls throttled")),
+        "the cut is logged with its reason: " + after.changes());
   }
 
   @Test

@@ -10,10 +10,12 @@ import io.fencekeeper.item.ItemShards;
 import io.fencekeeper.item.ItemView;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.item.WorkItem.EffectStatus;
+import io.fencekeeper.provider.budget.ThrottleShare;
 import io.fencekeeper.testing.Await;
 import io.fencekeeper.testing.ManualClock;
 import io.fencekeeper.testing.ScriptedItems;
 import io.fencekeeper.worker.AttemptResult;
+import io.fencekeeper.worker.WorkProtocol;
 import io.fencekeeper.worker.WorkProtocol.RequestWork;
 import io.fencekeeper.worker.WorkProtocol.Settled;
 import io.fencekeeper.worker.WorkProtocol.ToDispatcher;
@@ -349,6 +351,24 @@ class NodeDispatcherTest {
         "a report of the one item still in flight",
         () -> reports.latest().map(DispatchProtocol.RunReport::inFlightSeqs).orElse(List.of()),
         seqs -> seqs.equals(List.of(1)));
+  }
+
+  @Test
+  void reportsTheProviderCallsThePoolsMadeForItsItemsEachOnce() {
+    rows.add(1, 0);
+    ActorRef<ToDispatcher> dispatcher = dispatcher(1, 1, Set.of(1));
+    awaitPaged(1);
+
+    dispatcher.tell(new WorkProtocol.CallsMade(new ThrottleShare.Calls(40, 3, 100)));
+    dispatcher.tell(new WorkProtocol.CallsMade(new ThrottleShare.Calls(10, 1, 250)));
+    int seen = reports.size();
+    Await.until(WITHIN, "two reports after them", () -> reports.size() >= seen + 2);
+
+    ThrottleShare.Calls reported =
+        reports.all().stream()
+            .map(DispatchProtocol.RunReport::calls)
+            .reduce(ThrottleShare.Calls.NONE, ThrottleShare.Calls::plus);
+    assertEquals(new ThrottleShare.Calls(50, 4, 250), reported, "added up, reported once");
   }
 
   @Test

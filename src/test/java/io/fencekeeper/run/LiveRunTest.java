@@ -9,6 +9,8 @@ import io.fencekeeper.dispatch.DispatchProtocol.ShardTally;
 import io.fencekeeper.dispatch.ScopeRows;
 import io.fencekeeper.provider.budget.BudgetKeeper;
 import io.fencekeeper.provider.budget.RunShare;
+import io.fencekeeper.provider.budget.ThrottleShare;
+import io.fencekeeper.run.governor.GovernorPolicy;
 import io.fencekeeper.run.governor.GovernorSettings;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.run.scope.Scope;
@@ -71,6 +73,11 @@ class LiveRunTest {
         RUN, 0, slice, inFlight, demand, 4.0, 1.5, true, List.of(shards), List.of());
   }
 
+  static RunReport report(int slice, int inFlight, int demand, ThrottleShare.Calls calls) {
+    return new RunReport(
+        RUN, 0, slice, inFlight, demand, 4.0, 1.5, true, List.of(), List.of(), calls);
+  }
+
   /** Shard {@code shard}'s items: done, failed, closed, quarantined. */
   static ShardTally tally(int shard, long done, long failed, long closed, long quarantined) {
     return new ShardTally(shard, done, failed, closed, quarantined);
@@ -108,6 +115,24 @@ class LiveRunTest {
 
     assertEquals(4, live.progress(NOW).counts().done());
     assertFalse(live.hasReportFrom("node-b"));
+  }
+
+  @Test
+  void theCallsEveryNodeReportsAddUpForTheGovernorAndABeforeResumeReportsDoNot() {
+    LiveRun live = run(20, false);
+    // 4 + 4 of 80 throttled: 10 %, but each node alone has too few 429s to tell
+    live.reported("node-a", report(8, 4, 8, new ThrottleShare.Calls(40, 4, 0)), 1);
+    live.reported("node-b", report(8, 4, 8, new ThrottleShare.Calls(40, 4, 0)), 2);
+    live.reported(
+        "node-c",
+        new RunReport(
+            RUN, 1, 8, 0, 8, 0, 0, true, List.of(), List.of(), new ThrottleShare.Calls(9, 9, 0)),
+        3);
+
+    live.steer(NOW);
+
+    assertEquals(GovernorPolicy.Mode.THROTTLED, live.governor().decision().mode());
+    assertEquals(14, live.governor().cap(), "16 cut to the 90 % the provider accepted");
   }
 
   @Test

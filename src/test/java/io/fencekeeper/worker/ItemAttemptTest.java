@@ -21,6 +21,7 @@ import io.fencekeeper.provider.Provider;
 import io.fencekeeper.provider.ProviderError;
 import io.fencekeeper.provider.Receipt;
 import io.fencekeeper.provider.budget.Permits;
+import io.fencekeeper.provider.budget.ThrottleShare;
 import io.fencekeeper.testing.Await;
 import io.fencekeeper.testing.ForwardingItemGateway;
 import io.fencekeeper.testing.ManualClock;
@@ -102,12 +103,15 @@ class ItemAttemptTest {
         deadlines);
   }
 
+  /** The calls the attempts made, as the pool reports them to the run's dispatcher. */
+  final RunCalls runCalls = new RunCalls();
+
   AttemptResult attempt(BooleanSupplier leaving) throws Exception {
     return attempt(context(items, provider, clock, testKit.system()), leaving);
   }
 
   AttemptResult attempt(ItemAttempt.Context context, BooleanSupplier leaving) throws Exception {
-    return new ItemAttempt(context, ITEM, "node-1/w1", LEASE, 3, leaving, CohortGate.NONE)
+    return new ItemAttempt(context, ITEM, "node-1/w1", LEASE, 3, leaving, CohortGate.NONE, runCalls)
         .run()
         .toCompletableFuture()
         .get(10, TimeUnit.SECONDS);
@@ -170,7 +174,7 @@ class ItemAttemptTest {
     CohortGate gate = CohortGate.forPool();
     ItemAttempt.Context ctx = context(cohortItems, provider, clock, testKit.system());
     CompletableFuture<AttemptResult> first =
-        new ItemAttempt(ctx, ITEM, "node-1/w1", LEASE, 3, () -> false, gate)
+        new ItemAttempt(ctx, ITEM, "node-1/w1", LEASE, 3, () -> false, gate, runCalls)
             .run()
             .toCompletableFuture();
     Await.until(
@@ -181,7 +185,7 @@ class ItemAttemptTest {
     assertEquals(Set.of(dead), gate.inFlight());
 
     AttemptResult kept =
-        new ItemAttempt(ctx, neighbour, "node-1/w2", LEASE, 3, () -> false, gate)
+        new ItemAttempt(ctx, neighbour, "node-1/w2", LEASE, 3, () -> false, gate, runCalls)
             .run()
             .toCompletableFuture()
             .get(10, TimeUnit.SECONDS);
@@ -200,7 +204,7 @@ class ItemAttemptTest {
     assertInstanceOf(AttemptResult.Done.class, first.get(10, TimeUnit.SECONDS));
     assertEquals(Set.of(), gate.inFlight(), "the first attempt's cohort left with it");
     AttemptResult later =
-        new ItemAttempt(ctx, neighbour, "node-1/w3", LEASE, 3, () -> false, gate)
+        new ItemAttempt(ctx, neighbour, "node-1/w3", LEASE, 3, () -> false, gate, runCalls)
             .run()
             .toCompletableFuture()
             .get(10, TimeUnit.SECONDS);
@@ -385,6 +389,10 @@ class ItemAttemptTest {
     assertTrue(waitedMillis >= retryAfter.toMillis() - 10, "waited " + waitedMillis + " ms");
     assertEquals(List.of(CLAIM, RECORD_EFFECT_AND_COMPLETE), items.names(), "no Fail");
     assertEquals(1, recorded().throttles(), "the throttled answer is journaled with the record");
+    assertEquals(
+        new ThrottleShare.Calls(3, 1, 400),
+        runCalls.drain(),
+        "every call is counted for the run's governor, the throttled one with its Retry-After");
   }
 
   @Test

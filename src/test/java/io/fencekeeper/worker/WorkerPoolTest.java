@@ -8,7 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.item.WorkItem.EffectStatus;
+import io.fencekeeper.provider.ProviderError;
 import io.fencekeeper.provider.ProviderName;
+import io.fencekeeper.provider.budget.ThrottleShare;
 import io.fencekeeper.testing.Await;
 import io.fencekeeper.testing.ManualClock;
 import io.fencekeeper.testing.ScriptedItems;
@@ -147,8 +149,12 @@ class WorkerPoolTest {
   }
 
   ActorRef<WorkerPool.Command> pool(int capacity) {
+    return pool(capacity, new ScriptedProvider());
+  }
+
+  ActorRef<WorkerPool.Command> pool(int capacity, ScriptedProvider provider) {
     ItemAttempt.Context attempts =
-        ItemAttemptTest.context(items, new ScriptedProvider(), clock, testKit.system());
+        ItemAttemptTest.context(items, provider, clock, testKit.system());
     return testKit.spawn(
         WorkerPool.create(
             capacity, "node-1", Map.of(ProviderName.DEFAULT, attempts), local::contains));
@@ -286,6 +292,44 @@ class WorkerPoolTest {
     assertTrue(
         heardBy("remote").stream().anyMatch(h -> h.message() instanceof WorkProtocol.SettledAll),
         "a stolen item's ending goes back with the others of its node, not alone");
+  }
+
+  /** What the pool told a stub of the provider calls made for its items, added up. */
+  ThrottleShare.Calls callsMadeFor(String name) {
+    return heardBy(name).stream()
+        .filter(h -> h.message() instanceof WorkProtocol.CallsMade)
+        .map(h -> ((WorkProtocol.CallsMade) h.message()).calls())
+        .reduce(ThrottleShare.Calls.NONE, ThrottleShare.Calls::plus);
+  }
+
+  @Test
+  void tellsEachDispatcherTheProviderCallsMadeForItsItemsAndHowManyWereThrottled() {
+    dispatcher("local", true, Answer.MANUAL);
+    dispatcher("other-run", true, Answer.DRY);
+    ScriptedProvider provider =
+        new ScriptedProvider()
+            .applies(
+                () ->
+                    ScriptedProvider.failing(
+                        new ProviderError.Throttled(Duration.ofMillis(20), "429")))
+            .applies(
+                () ->
+                    CompletableFuture.completedFuture(
+                        ScriptedProvider.receipt(item("paid-1"), "eff-1")));
+    items.answer(
+        ScriptedItems.CLAIM,
+        item ->
+            CompletableFuture.completedFuture(ScriptedItems.claimed(item, 3, EffectStatus.NONE)));
+    pool(1, provider);
+
+    answer(awaitRequests("local", 1).get(0), false, offer(0, item("paid-1")));
+
+    // plan, a throttled apply, the apply again: sent at the next recount
+    ThrottleShare.Calls made =
+        Await.until(WITHIN, "the calls reported", () -> callsMadeFor("local"), c -> c.calls() == 3);
+    assertEquals(new ThrottleShare.Calls(3, 1, 20), made);
+    assertEquals(List.of(new Settled(0, new AttemptResult.Done())), settledAt("local"));
+    assertEquals(ThrottleShare.Calls.NONE, callsMadeFor("other-run"), "nothing made for it");
   }
 
   @Test

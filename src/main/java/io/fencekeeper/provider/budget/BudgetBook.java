@@ -62,6 +62,7 @@ final class BudgetBook {
       int rateHolding,
       int inFlight,
       int demand,
+      long calls,
       int throttled,
       long retryAfterMillis) {}
 
@@ -138,6 +139,8 @@ final class BudgetBook {
   private final Set<String> heardFrom = new HashSet<>();
   private final ArrayDeque<BudgetView.Change> changes = new ArrayDeque<>();
   private final ArrayDeque<long[]> throttledAt = new ArrayDeque<>();
+  // every node's calls over the last seconds, the share throttled decides (ThrottleShare)
+  private final ThrottleShare.Window calls = new ThrottleShare.Window();
   private long throttledTotal;
   private Instant lastThrottledAt;
   private long lastRetryAfterMillis;
@@ -206,6 +209,9 @@ final class BudgetBook {
     holder.reported(report.demand(), nowNanos);
     holder.renewedAt = nowNanos;
     heardFrom.add(report.node());
+    calls.add(
+        nowNanos,
+        new ThrottleShare.Calls(report.calls(), report.throttled(), report.retryAfterMillis()));
     if (report.throttled() > 0) {
       throttled(report, nowNanos, now);
     }
@@ -217,17 +223,16 @@ final class BudgetBook {
     return out;
   }
 
-  /** A throttled answer seen by any caller slows every caller: AIMD on the effective budget. */
+  /**
+   * Throttled answers seen by any caller: when their share of every caller's calls says the
+   * provider limits its callers, every caller slows (AIMD on the effective budget).
+   */
   private void throttled(Report report, long nowNanos, Instant now) {
     throttledTotal += report.throttled();
     throttledAt.addLast(new long[] {nowNanos, report.throttled()});
     lastThrottledAt = now;
     lastRetryAfterMillis = report.retryAfterMillis();
-    decide(
-        new BudgetPolicy.Signals(
-            now, report.throttled(), Duration.ofMillis(report.retryAfterMillis())),
-        now,
-        " (reported by " + report.node() + ")");
+    decide(nowNanos, now, " (the last reported by " + report.node() + ")");
   }
 
   /** A run's dispatcher reports its demand every second and learns its share. */
@@ -299,7 +304,7 @@ final class BudgetBook {
                     : "a permit lease has passed"));
       }
     }
-    decide(BudgetPolicy.Signals.quiet(now), now, "");
+    decide(nowNanos, now, "");
     return pushes(rebalance());
   }
 
@@ -329,11 +334,18 @@ final class BudgetBook {
 
   // --- sharing out -------------------------------------------------------------------------------
 
-  private void decide(BudgetPolicy.Signals signals, Instant now, String suffix) {
-    BudgetPolicy.Decision decision = BudgetPolicy.decide(budget, aimd, signals, cooldown);
+  private void decide(long nowNanos, Instant now, String suffix) {
+    BudgetPolicy.Decision decision =
+        BudgetPolicy.decide(
+            budget, aimd, new BudgetPolicy.Signals(now, calls.sum(nowNanos)), cooldown);
+    int before = aimd.effective();
     aimd = decision.next();
+    if (aimd.effective() != before) {
+      // what the change does is read afresh, not mixed with the calls made before it
+      calls.clear();
+    }
     if (decision.changed()) {
-      record(now, decision.reason() + suffix);
+      record(now, decision.reason() + (aimd.decreasedAt(now) ? suffix : ""));
     }
   }
 

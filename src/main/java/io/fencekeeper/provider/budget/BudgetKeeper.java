@@ -35,8 +35,9 @@ import org.apache.pekko.persistence.typed.javadsl.SignalHandler;
 
 /**
  * The budget keeper (docs/design.md, "Provider budgets"): a cluster singleton that leases blocks of
- * each provider's permits to the worker pools of every node, tells each run its share, and halves
- * the budget when any caller is throttled. Event-sourced for what an operator sets ({@code PUT
+ * each provider's permits to the worker pools of every node, tells each run its share, and cuts the
+ * budget when the share of every caller's calls that were throttled says the provider limits them
+ * ({@link ThrottleShare}). Event-sourced for what an operator sets ({@code PUT
  * /api/providers/{name}}): that survives a restart and a move. The leases themselves are not
  * journaled: a keeper that starts learns them from the nodes' renewals (see {@link BudgetBook}).
  */
@@ -122,7 +123,9 @@ public final class BudgetKeeper
    * PermitPool#report()}); the answer, and every later change of its grant, goes to {@code
    * replyTo}. {@code seq} orders the node's renewals; the answer echoes it. {@code holding} covers
    * every grant up to {@code ackVersion} of keeper incarnation {@code ackEpoch}: a grant the node
-   * had not seen yet is still counted at its own size.
+   * had not seen yet is still counted at its own size. {@code calls}: its calls of the provider
+   * that ended since its last renewal, {@code throttled} of them answered 429 (the keeper reads
+   * their share, {@link ThrottleShare}).
    */
   public record Renew(
       String provider,
@@ -134,6 +137,7 @@ public final class BudgetKeeper
       int rateHolding,
       int inFlight,
       int demand,
+      long calls,
       int throttled,
       long retryAfterMillis,
       ActorRef<Grant> replyTo)
@@ -316,6 +320,7 @@ public final class BudgetKeeper
             renew.rateHolding(),
             renew.inFlight(),
             renew.demand(),
+            renew.calls(),
             renew.throttled(),
             renew.retryAfterMillis());
     send(book(renew.provider()).renew(holderId, report, nanos.getAsLong(), clock.instant()));

@@ -124,6 +124,7 @@ public final class PermitLeaser extends AbstractBehavior<PermitLeaser.Command> {
             report.rateHolding(),
             report.inFlight(),
             report.demand(),
+            report.calls(),
             report.throttled(),
             report.retryAfterMillis(),
             grants));

@@ -16,9 +16,11 @@ import java.util.function.LongSupplier;
  * One node's permits of one provider (docs/design.md, "Provider budgets"): the block the keeper
  * granted this node, handed to the node's calls one at a time with no round trip. A call may start
  * while fewer than {@code permits} are in flight, fewer than {@code rate} calls hold a rate slot,
- * no throttled answer asked to pause, and the grant's lease leaves room for the call to end: the
- * node stops starting calls {@code callTimeout} before its lease runs out, so every call it made
- * has ended when the keeper hands the permits to someone else.
+ * no Retry-After pauses the node (a throttled answer pauses every caller of the node only when the
+ * share of the node's calls throttled over the last seconds says the provider limits it, {@link
+ * ThrottleShare}), and the grant's lease leaves room for the call to end: the node stops starting
+ * calls {@code callTimeout} before its lease runs out, so every call it made has ended when the
+ * keeper hands the permits to someone else.
  *
  * <p>A call holds its rate slot from its start until {@link #RATE_WINDOW} after its end. Whenever
  * it reaches the provider, it is between its start and its end, so any one-second window at the
@@ -51,6 +53,7 @@ public final class PermitPool implements Permits {
       int rateHolding,
       int inFlight,
       int demand,
+      long calls,
       int throttled,
       long retryAfterMillis) {}
 
@@ -81,7 +84,10 @@ public final class PermitPool implements Permits {
   private long pausedUntil;
   private boolean paused;
   private int demandPeak;
+  private long calls;
   private int throttled;
+  // this node's calls over the last seconds: their throttled share pauses its callers
+  private final ThrottleShare.Window recent = new ThrottleShare.Window();
   private long retryAfterMillis;
   private boolean reportRequested;
   private boolean draining;
@@ -222,20 +228,29 @@ public final class PermitPool implements Permits {
       if (spare) {
         spareInFlight--;
       }
+      calls++;
+      ProviderError.Throttled t = error instanceof ProviderError.Throttled th ? th : null;
       if (limited) {
         ends.addLast(now);
+        recent.add(now, ThrottleShare.Calls.one(t == null ? null : t.retryAfter()));
       }
-      if (error instanceof ProviderError.Throttled t) {
-        // a throttled answer slows every caller on this node now, and the keeper slows the rest
+      if (t != null) {
         throttled++;
         retryAfterMillis = Math.max(retryAfterMillis, t.retryAfter().toMillis());
-        long pause = Math.min(t.retryAfter().toNanos(), MAX_PAUSE.toNanos());
-        if (!paused || now + pause - pausedUntil > 0) {
-          pausedUntil = now + pause;
-          paused = true;
+        ThrottleShare.Reading reading = limited ? recent.sum(now).reading() : null;
+        if (reading == ThrottleShare.Reading.LIMITING) {
+          // the provider limits this node's calls: every caller here waits its Retry-After, and
+          // the keeper slows the rest; a 429 of the provider's noise is only waited out by its call
+          long pause = Math.min(t.retryAfter().toNanos(), MAX_PAUSE.toNanos());
+          if (!paused || now + pause - pausedUntil > 0) {
+            pausedUntil = now + pause;
+            paused = true;
+          }
         }
-        askKeeper = !reportRequested;
-        reportRequested = true;
+        if (!limited || reading != ThrottleShare.Reading.CLEAR) {
+          askKeeper = !reportRequested;
+          reportRequested = true;
+        }
       }
       ready = drain(now);
       askKeeper |= drained(now);
@@ -395,9 +410,11 @@ public final class PermitPool implements Permits {
             Math.max(rateNow(now), rateSlotsHeld(now)),
             inFlight,
             Math.max(demandPeak, demand()),
+            calls,
             throttled,
             retryAfterMillis);
     demandPeak = demand();
+    calls = 0;
     throttled = 0;
     retryAfterMillis = 0;
     reportRequested = false;

@@ -32,10 +32,19 @@ final class SimFaultInjector {
     record Unanswered(long holdMs) implements CleanupFate {}
   }
 
-  /** A call beyond the rate limit, and how long until the bucket has a token again. */
+  /**
+   * A call beyond the rate limit, and how long until the bucket has a token again; or ({@code
+   * ratePerSecond} 0) a call throttled at random ({@link SimFaults#throttleShare}).
+   */
   record Throttled(double ratePerSecond, long waitMillis) {
     long retryAfterSeconds() {
       return Math.max(1, (waitMillis + 999) / 1000);
+    }
+
+    String reason() {
+      return ratePerSecond > 0
+          ? "rate limit of " + ratePerSecond + " requests per second exceeded"
+          : "throttled at random (the sim's throttleShare)";
     }
   }
 
@@ -66,12 +75,17 @@ final class SimFaultInjector {
     this.faults = faults;
   }
 
-  /** Takes a token for a {@code /v1} call; empty when one was free or there is no limit. */
+  /**
+   * Takes a token for a {@code /v1} call, then draws whether it is throttled at random; empty when
+   * it passes both.
+   */
   Optional<Throttled> throttle() {
     TokenBucket bucket = throttle;
     long waitNanos = bucket == null ? 0 : bucket.tryAcquire();
     if (waitNanos == 0) {
-      return Optional.empty();
+      return chance(faults.throttleShare())
+          ? Optional.of(new Throttled(0, SimFaults.RANDOM_THROTTLE_WAIT_MS))
+          : Optional.empty();
     }
     long waitMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(waitNanos));
     return Optional.of(new Throttled(bucket.ratePerSecond(), waitMillis));

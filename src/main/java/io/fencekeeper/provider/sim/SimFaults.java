@@ -15,6 +15,9 @@ package io.fencekeeper.provider.sim;
  * @param nonIdempotent no deduplication by key: a repeat applies again (the key is still recorded
  *     as the caller's reference, so lookup finds it)
  * @param ignoreFencing accept any Fencing-Token instead of refusing one lower than seen
+ * @param throttleShare probability that a {@code /v1} request is answered 429 at random, whatever
+ *     the load (a provider's noise, not a limit), with a Retry-After of {@link
+ *     #RANDOM_THROTTLE_WAIT_MS}
  */
 public record SimFaults(
     long latencyMs,
@@ -24,9 +27,35 @@ public record SimFaults(
     double throttlePerSecond,
     double errorRate,
     boolean nonIdempotent,
-    boolean ignoreFencing) {
+    boolean ignoreFencing,
+    double throttleShare) {
 
-  public static final SimFaults NONE = new SimFaults(0, 0, 0, 0, 0, 0, false, false);
+  public static final SimFaults NONE = new SimFaults(0, 0, 0, 0, 0, 0, false, false, 0);
+
+  /** The Retry-After-Ms of a 429 of {@code throttleShare} (its Retry-After rounds it up: 1 s). */
+  public static final long RANDOM_THROTTLE_WAIT_MS = 100;
+
+  /** The knobs without random throttling. */
+  public SimFaults(
+      long latencyMs,
+      long jitterMs,
+      double timeoutAfterAccept,
+      long holdAfterAcceptMs,
+      double throttlePerSecond,
+      double errorRate,
+      boolean nonIdempotent,
+      boolean ignoreFencing) {
+    this(
+        latencyMs,
+        jitterMs,
+        timeoutAfterAccept,
+        holdAfterAcceptMs,
+        throttlePerSecond,
+        errorRate,
+        nonIdempotent,
+        ignoreFencing,
+        0);
+  }
 
   public SimFaults {
     requireNonNegative("latencyMs", latencyMs);
@@ -39,6 +68,7 @@ public record SimFaults(
               + throttlePerSecond);
     }
     requireProbability("errorRate", errorRate);
+    requireProbability("throttleShare", throttleShare);
   }
 
   public SimFaults withLatency(long latencyMs, long jitterMs) {
@@ -50,7 +80,8 @@ public record SimFaults(
         throttlePerSecond,
         errorRate,
         nonIdempotent,
-        ignoreFencing);
+        ignoreFencing,
+        throttleShare);
   }
 
   public SimFaults withTimeoutAfterAccept(double probability, long holdAfterAcceptMs) {
@@ -62,7 +93,8 @@ public record SimFaults(
         throttlePerSecond,
         errorRate,
         nonIdempotent,
-        ignoreFencing);
+        ignoreFencing,
+        throttleShare);
   }
 
   public SimFaults withThrottlePerSecond(double rate) {
@@ -74,7 +106,8 @@ public record SimFaults(
         rate,
         errorRate,
         nonIdempotent,
-        ignoreFencing);
+        ignoreFencing,
+        throttleShare);
   }
 
   public SimFaults withErrorRate(double probability) {
@@ -86,7 +119,8 @@ public record SimFaults(
         throttlePerSecond,
         probability,
         nonIdempotent,
-        ignoreFencing);
+        ignoreFencing,
+        throttleShare);
   }
 
   public SimFaults withNonIdempotent(boolean nonIdempotent) {
@@ -98,7 +132,8 @@ public record SimFaults(
         throttlePerSecond,
         errorRate,
         nonIdempotent,
-        ignoreFencing);
+        ignoreFencing,
+        throttleShare);
   }
 
   public SimFaults withIgnoreFencing(boolean ignoreFencing) {
@@ -110,7 +145,21 @@ public record SimFaults(
         throttlePerSecond,
         errorRate,
         nonIdempotent,
-        ignoreFencing);
+        ignoreFencing,
+        throttleShare);
+  }
+
+  public SimFaults withThrottleShare(double share) {
+    return new SimFaults(
+        latencyMs,
+        jitterMs,
+        timeoutAfterAccept,
+        holdAfterAcceptMs,
+        throttlePerSecond,
+        errorRate,
+        nonIdempotent,
+        ignoreFencing,
+        share);
   }
 
   private static void requireNonNegative(String field, long value) {

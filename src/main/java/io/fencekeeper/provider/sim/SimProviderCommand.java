@@ -64,6 +64,13 @@ public final class SimProviderCommand implements Callable<Integer> {
   double throttlePerSecond;
 
   @Option(
+      names = "--throttle-share",
+      paramLabel = "<probability>",
+      description =
+          "probability that a request gets 429 at random, whatever the load (Retry-After-Ms 100)")
+  double throttleShare;
+
+  @Option(
       names = "--error-rate",
       paramLabel = "<probability>",
       description = "probability of a 5xx; on a cleanup, half come after applying it")
@@ -93,7 +100,8 @@ public final class SimProviderCommand implements Callable<Integer> {
         throttlePerSecond,
         errorRate,
         nonIdempotent,
-        ignoreFencing);
+        ignoreFencing,
+        throttleShare);
   }
 
   @Override

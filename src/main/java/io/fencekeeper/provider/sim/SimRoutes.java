@@ -540,7 +540,7 @@ final class SimRoutes {
         current, () -> done(injector.readFails(current) ? simulatedFailure() : action.get()));
   }
 
-  /** The 429 of the rate limit, if the call is beyond it. */
+  /** The 429 of the rate limit, if the call is beyond it, or of throttling at random. */
   private Optional<HttpResponse> throttled() {
     return injector
         .throttle()
@@ -548,11 +548,7 @@ final class SimRoutes {
             refusal ->
                 respond(
                     429,
-                    ErrorBody.of(
-                        HttpProtocol.THROTTLED,
-                        "rate limit of "
-                            + refusal.ratePerSecond()
-                            + " requests per second exceeded"),
+                    ErrorBody.of(HttpProtocol.THROTTLED, refusal.reason()),
                     RawHeader.create(
                         HttpProtocol.RETRY_AFTER, Long.toString(refusal.retryAfterSeconds())),
                     RawHeader.create(

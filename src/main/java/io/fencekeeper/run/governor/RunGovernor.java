@@ -1,5 +1,6 @@
 package io.fencekeeper.run.governor;
 
+import io.fencekeeper.provider.budget.ThrottleShare;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
@@ -17,9 +18,12 @@ public final class RunGovernor {
   static final int CHANGES_KEPT = 50;
 
   /**
-   * How long a throttled answer keeps the run THROTTLED for the fleet ({@link FleetPolicy}): the
-   * governor may burst again a second after the last 429, but an autoscaler that added nodes in
-   * every lull between two bursts of 429s would only buy the provider more 429s.
+   * How long a THROTTLED decision keeps the run THROTTLED for the fleet ({@link FleetPolicy}): the
+   * governor may burst again a second after the provider stopped limiting it, but an autoscaler
+   * that added nodes in every lull between two bursts of 429s would only buy the provider more
+   * 429s. Only a share of throttled calls that says the provider limits the run counts ({@link
+   * ThrottleShare}): the 429s of a provider's noise (1 % of calls at random) do not hold the fleet
+   * THROTTLED.
    */
   public static final Duration FLEET_THROTTLED_FOR = Duration.ofMinutes(1);
 
@@ -29,7 +33,12 @@ public final class RunGovernor {
   private GovernorSettings settings;
   private GovernorPolicy.Decision decision;
   private Instant lastDecisionAt;
-  private long throttledInWindow;
+  // the run's provider calls, as the nodes report them: this second's, and the last seconds'
+  private ThrottleShare.Calls callsSinceDecision = ThrottleShare.Calls.NONE;
+  private final ThrottleShare.Window calls = new ThrottleShare.Window();
+  // the cap changed at the last decision: the calls reported until the next one were made partly
+  // under the cap before (a node reports its calls once a second, after they end)
+  private boolean settling;
   private Instant lastThrottledAt;
   private long staleInWindow;
   private final ArrayDeque<Instant> quarantinedAt = new ArrayDeque<>();
@@ -54,9 +63,12 @@ public final class RunGovernor {
     return decision;
   }
 
-  /** Throttled provider answers (429 / Retry-After) reported since the last decision. */
-  public void throttled(long answers) {
-    throttledInWindow += answers;
+  /**
+   * Provider calls of the run that ended, as a node reports them once a second: how many, how many
+   * were throttled (429 / Retry-After), and the largest Retry-After.
+   */
+  public void called(ThrottleShare.Calls reported) {
+    callsSinceDecision = callsSinceDecision.plus(reported);
   }
 
   /** Commands refused as stale, and claims that took over an expired lease. */
@@ -79,9 +91,12 @@ public final class RunGovernor {
       return Optional.empty();
     }
     lastDecisionAt = now;
-    if (throttledInWindow > 0) {
-      lastThrottledAt = now;
+    long nanos = nanosOf(now);
+    if (!settling) {
+      calls.add(nanos, callsSinceDecision);
     }
+    settling = false;
+    callsSinceDecision = ThrottleShare.Calls.NONE;
     GovernorPolicy.Decision next =
         GovernorPolicy.decide(
             settings,
@@ -92,11 +107,20 @@ public final class RunGovernor {
                 remaining,
                 itemsPerSecond,
                 backlogAge,
-                throttledInWindow,
+                calls.sum(nanos),
                 staleInWindow,
                 quarantinedSince(now.minus(QUARANTINE_ALERT_FOR))));
-    throttledInWindow = 0;
     staleInWindow = 0;
+    if (next.cap() != decision.cap()) {
+      // what the change does is read afresh, from the second after it, not mixed with the calls
+      // made before it: a step up into a provider's limit shows at once, not diluted by the
+      // seconds below it, and a decrease is not taken again for the calls that caused it
+      calls.clear();
+      settling = true;
+    }
+    if (next.mode() == GovernorPolicy.Mode.THROTTLED) {
+      lastThrottledAt = now;
+    }
     boolean worthLogging =
         next.mode() != decision.mode()
             || (next.cap() != decision.cap() && next.mode() != GovernorPolicy.Mode.NORMAL);
@@ -109,8 +133,8 @@ public final class RunGovernor {
   }
 
   /**
-   * Whether the provider throttled the run within {@link #FLEET_THROTTLED_FOR} of {@code now}, as
-   * the governor's decisions saw it: more nodes would not help it.
+   * Whether the governor was THROTTLED within {@link #FLEET_THROTTLED_FOR} of {@code now}: the
+   * provider limited the run, and more nodes would not help it.
    */
   public boolean throttledLately(Instant now) {
     return lastThrottledAt != null && now.isBefore(lastThrottledAt.plus(FLEET_THROTTLED_FOR));
@@ -122,7 +146,11 @@ public final class RunGovernor {
     int cap = Math.max(next.minCap(), Math.min(decision.cap(), next.burstCap()));
     decision =
         new GovernorPolicy.Decision(
-            decision.mode(), cap, "caps changed to " + capsOf(next), decision.lastDecrease());
+            decision.mode(),
+            cap,
+            "caps changed to " + capsOf(next),
+            decision.lastDecrease(),
+            decision.waitUntil());
     record(now);
     return decision;
   }
@@ -137,6 +165,14 @@ public final class RunGovernor {
     while (changes.size() > CHANGES_KEPT) {
       changes.pollFirst();
     }
+  }
+
+  /**
+   * The window's clock is the coordinator's (the decisions' {@code now}): a clock stepped back
+   * keeps the last seconds' calls a little longer, nothing worse.
+   */
+  private static long nanosOf(Instant now) {
+    return now.getEpochSecond() * 1_000_000_000L + now.getNano();
   }
 
   private long quarantinedSince(Instant since) {

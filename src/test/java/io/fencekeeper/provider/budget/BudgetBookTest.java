@@ -30,8 +30,14 @@ class BudgetBookTest {
         "payments", EPOCH, budget, "config", LEASE, Duration.ofSeconds(2), now, AT);
   }
 
-  /** A node's renewal, acknowledging every grant it was sent so far. */
+  /** A node's renewal, acknowledging every grant it was sent so far, after no calls. */
   List<Outgoing> renew(BudgetBook book, String node, int holding, int demand, int throttled) {
+    return renew(book, node, holding, demand, throttled, throttled);
+  }
+
+  /** A node's renewal after {@code calls} calls, {@code throttled} of them answered 429. */
+  List<Outgoing> renew(
+      BudgetBook book, String node, int holding, int demand, long calls, int throttled) {
     BudgetKeeper.Grant last = lastGrant.get(node);
     long seq = seqs.merge(node, 1L, Long::sum);
     List<Outgoing> out =
@@ -46,6 +52,7 @@ class BudgetBookTest {
                 holding,
                 holding,
                 demand,
+                calls,
                 throttled,
                 throttled > 0 ? 500 : 0),
             now,
@@ -117,7 +124,7 @@ class BudgetBookTest {
     assertEquals(8, granted("a"));
     // a's next report was sent before it saw the grant of 8: it says it holds nothing
     long seq = seqs.merge("a", 1L, Long::sum);
-    deliver(book.renew("a", new Report("a", seq, EPOCH, -1, 0, 0, 0, 8, 0, 0), now, AT));
+    deliver(book.renew("a", new Report("a", seq, EPOCH, -1, 0, 0, 0, 8, 0, 0, 0), now, AT));
     renew(book, "b", 0, 8, 0);
     assertEquals(0, granted("b"), "a may have started 8 calls on the grant it had not reported");
   }
@@ -201,7 +208,7 @@ class BudgetBookTest {
   }
 
   @Test
-  void aThrottledAnswerFromAnyNodeHalvesEveryNodesGrantAndEveryRunsShare() {
+  void aThrottledShareFromAnyNodeHalvesEveryNodesGrantAndEveryRunsShare() {
     BudgetBook book = running(new ProviderBudget(8, 40));
     renew(book, "a", 0, 4, 0);
     renew(book, "b", 0, 4, 0);
@@ -212,7 +219,7 @@ class BudgetBookTest {
     assertEquals(8, book.reportRun("tonight", 16, false, now).share(), "alone, it has it all");
     assertEquals(4, book.reportRun("last-night", 16, false, now).share());
     assertEquals(4, book.reportRun("tonight", 16, false, now).share());
-    renew(book, "b", 4, 4, 2);
+    renew(book, "b", 4, 4, 20, 10);
     BudgetView view = book.view(now);
     assertEquals(4, view.effectiveInFlight());
     assertEquals(20, view.effectiveRate());
@@ -221,7 +228,7 @@ class BudgetBookTest {
     assertEquals(2, book.reportRun("tonight", 16, false, now).share());
     assertEquals(2, book.reportRun("last-night", 16, false, now).share());
     assertTrue(view.changes().get(view.changes().size() - 1).reason().contains("reported by b"));
-    assertEquals(2, view.throttling().total());
+    assertEquals(10, view.throttling().total());
   }
 
   @Test

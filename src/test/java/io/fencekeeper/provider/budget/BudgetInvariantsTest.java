@@ -18,12 +18,13 @@ import org.junit.jupiter.api.Test;
 /**
  * The budget's promise over random lives, as WorkItemInvariantsTest does for leases: three nodes
  * with busy workers, the real {@link PermitPool} and {@link LeaseRenewals} on each node, the real
- * {@link BudgetBook} as the keeper, every message late by a random delay (in order per link), 429s,
- * a node that dies holding permits, a keeper that dies and starts again from nothing, an operator
- * who changes the budget. At every call the provider counts what it sees: never more calls in
- * flight than the budget, never more calls in any second than its rate; after every grant and every
- * keeper tick, what the nodes may use at once (dead ones included) is within the budget; and the
- * work goes on. {@code -Dbudget.seed=N} replays one life.
+ * {@link BudgetBook} as the keeper, every message late by a random delay (in order per link), 429s
+ * (noise, and a few seconds in which the provider limits its callers), a node that dies holding
+ * permits, a keeper that dies and starts again from nothing, an operator who changes the budget. At
+ * every call the provider counts what it sees: never more calls in flight than the budget, never
+ * more calls in any second than its rate; after every grant and every keeper tick, what the nodes
+ * may use at once (dead ones included) is within the budget; and the work goes on. {@code
+ * -Dbudget.seed=N} replays one life.
  */
 class BudgetInvariantsTest {
 
@@ -193,6 +194,7 @@ class BudgetInvariantsTest {
                         r.rateHolding(),
                         r.inFlight(),
                         r.demand(),
+                        r.calls(),
                         r.throttled(),
                         r.retryAfterMillis()),
                     timer.nanos(),
@@ -314,7 +316,11 @@ class BudgetInvariantsTest {
         allowed();
       }
 
-      /** A worker: a permit, a call of 5-300 ms (one in fifty throttled), a pause, again. */
+      /**
+       * A worker: a permit, a call of 5-300 ms (one in fifty throttled, noise; one in three from
+       * the 5th to the 12th second, a provider that limits its callers: the budget is cut), a
+       * pause, again.
+       */
       void work() {
         if (!alive) {
           return;
@@ -331,7 +337,8 @@ class BudgetInvariantsTest {
                     return;
                   }
                   callStarts();
-                  boolean throttled = random.nextInt(50) == 0;
+                  long second = timer.nanos() / SECOND;
+                  boolean throttled = random.nextInt(second >= 5 && second < 12 ? 3 : 50) == 0;
                   long duration = 5 + random.nextInt(296);
                   after(Duration.ofMillis(random.nextLong(duration + 1)), World.this::callArrives);
                   after(

@@ -118,7 +118,7 @@ class BudgetKeeperTest {
   /** A pool that held nothing and wants {@code demand}, renewing with its {@code seq}. */
   void renew(String provider, String node, long seq, int demand, TestProbe<Grant> pool) {
     keeper.tell(
-        new BudgetKeeper.Renew(provider, node, seq, 0, -1, 0, 0, 0, demand, 0, 0, pool.ref()));
+        new BudgetKeeper.Renew(provider, node, seq, 0, -1, 0, 0, 0, demand, 0, 0, 0, pool.ref()));
   }
 
   BudgetKeeper.Share report(String provider, String runId, int demand) {

@@ -118,21 +118,51 @@ class PermitPoolTest {
     assertEquals(0, pool.permits(), "but the lease still counts from the last renewal");
   }
 
+  static final ProviderError.Throttled THROTTLED =
+      new ProviderError.Throttled(Duration.ofMillis(500), "429");
+
+  /** {@code calls} calls that end now, the first {@code throttled} of them answered 429. */
+  void callsEnd(int calls, int throttled) {
+    for (int i = 0; i < calls; i++) {
+      held(acquire()).release(i < throttled ? THROTTLED : null);
+    }
+  }
+
   @Test
-  void aThrottledAnswerPausesEveryCallerOfTheNodeAndTellsTheKeeper() {
+  void aThrottledShareThatLimitsPausesEveryCallerOfTheNodeAndTellsTheKeeper() {
     grant(4, -1);
-    Permits.Permit call = held(acquire());
     int before = reportsWanted.get();
-    call.release(new ProviderError.Throttled(Duration.ofMillis(500), "429"));
-    assertEquals(before + 1, reportsWanted.get());
+    callsEnd(20, 5);
+    assertTrue(acquire().isDone(), "five 429s are too few to tell a limit from noise");
+    Permits.Permit call = held(acquire());
+
+    call.release(THROTTLED); // the sixth 429 in 21 calls: the provider limits this node
+
+    assertTrue(reportsWanted.get() > before, "the keeper hears at once");
     var next = acquire();
     assertFalse(next.isDone(), "Retry-After holds every caller of this node");
     timer.advance(Duration.ofMillis(500));
     held(next);
     PermitPool.Report report = pool.report();
-    assertEquals(1, report.throttled());
+    assertEquals(21, report.calls());
+    assertEquals(6, report.throttled());
     assertEquals(500, report.retryAfterMillis());
-    assertEquals(0, pool.report().throttled(), "each answer is reported once");
+    PermitPool.Report again = pool.report();
+    assertEquals(0, again.throttled(), "each answer is reported once");
+    assertEquals(0, again.calls());
+  }
+
+  @Test
+  void aThrottledAnswerOfTheProvidersNoiseIsWaitedOutByItsOwnCallOnly() {
+    grant(4, -1);
+    callsEnd(200, 0);
+    int before = reportsWanted.get();
+
+    callsEnd(1, 1);
+
+    assertTrue(acquire().isDone(), "the other callers go on");
+    assertEquals(before, reportsWanted.get(), "one 429 in 201 calls: the next renewal says it");
+    assertEquals(1, pool.report().throttled());
   }
 
   @Test

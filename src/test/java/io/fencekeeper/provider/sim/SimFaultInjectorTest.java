@@ -61,6 +61,21 @@ class SimFaultInjectorTest {
   }
 
   @Test
+  void aThrottleShareRefusesThatShareOfCallsAtRandomWithARetryAfter() {
+    SimFaultInjector injector = injector(SimFaults.NONE.withThrottleShare(0.05), 23);
+    List<Throttled> answers = new ArrayList<>();
+    for (int i = 0; i < CALLS; i++) {
+      answers.add(injector.throttle().orElse(null));
+    }
+
+    assertFraction(0.05, answers, answer -> answer != null);
+    Throttled refused = answers.stream().filter(a -> a != null).findFirst().orElseThrow();
+    assertEquals(SimFaults.RANDOM_THROTTLE_WAIT_MS, refused.waitMillis());
+    assertEquals(1, refused.retryAfterSeconds(), "Retry-After rounds up to whole seconds");
+    assertTrue(refused.reason().contains("at random"), refused.reason());
+  }
+
+  @Test
   void newKnobsAtTheSameRateDoNotRefillTheBucketButANewRateStartsAFullOne() {
     SimFaults throttled = SimFaults.NONE.withThrottlePerSecond(1);
     SimFaultInjector injector = injector(throttled, 1);

@@ -95,6 +95,28 @@ class SimProviderFaultTest extends SimOverHttpTest {
   }
 
   @Test
+  void aThrottleShareSetAtRunTimeRefusesCallsAtRandomWithARetryAfterAndAppliesNothing() {
+    HttpResponse<String> put =
+        raw(sim.baseUrl(), "PUT", "/admin/faults", "{\"throttleShare\": 1.0}");
+    ItemId item = item("a-9");
+
+    ProviderError plan = failure(provider.plan(item));
+    ProviderError apply =
+        failure(provider.apply(cleanup(item, writeOff(1), item.idempotencyKey(), 1)));
+
+    assertEquals(200, put.statusCode(), put.body());
+    for (ProviderError refused : new ProviderError[] {plan, apply}) {
+      ProviderError.Throttled throttled = assertInstanceOf(ProviderError.Throttled.class, refused);
+      assertEquals(Duration.ofMillis(SimFaults.RANDOM_THROTTLE_WAIT_MS), throttled.retryAfter());
+    }
+    assertEquals(Map.of(), sim.effects(), "a throttled cleanup applies nothing");
+    HttpResponse<String> invalid =
+        raw(sim.baseUrl(), "PUT", "/admin/faults", "{\"throttleShare\": 1.5}");
+    assertEquals(400, invalid.statusCode());
+    assertTrue(invalid.body().contains("throttleShare"), invalid.body());
+  }
+
+  @Test
   void errorRateFailsBeforeOrAfterApplyingAndOnlyLookupTellsWhich() {
     sim.setFaults(SimFaults.NONE.withErrorRate(1.0));
     Set<String> keys = new HashSet<>();

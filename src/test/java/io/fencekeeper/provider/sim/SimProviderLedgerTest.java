@@ -162,12 +162,14 @@ class SimProviderLedgerTest extends SimOverHttpTest {
             "50",
             "--error-rate",
             "0.2",
+            "--throttle-share",
+            "0.01",
             "--non-idempotent",
             "--ignore-fencing",
             "--seed",
             "3");
 
-    assertEquals(new SimFaults(5, 6, 0.1, 7, 50, 0.2, true, true), command.faults());
+    assertEquals(new SimFaults(5, 6, 0.1, 7, 50, 0.2, true, true, 0.01), command.faults());
     assertFalse(SimFaults.NONE.nonIdempotent(), "by default the sim deduplicates");
     assertFalse(SimFaults.NONE.ignoreFencing(), "by default the sim fences");
   }
