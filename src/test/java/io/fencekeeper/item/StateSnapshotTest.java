@@ -69,7 +69,10 @@ class StateSnapshotTest {
         null,
         at.plusSeconds(5),
         budget,
-        -4242L);
+        -4242L,
+        // a snapshot from before claims had request ids has none
+        null,
+        false);
   }
 
   @Test
