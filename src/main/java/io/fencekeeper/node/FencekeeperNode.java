@@ -275,7 +275,8 @@ public final class FencekeeperNode implements AutoCloseable {
             b.clock,
             settings.maxRunLength(),
             catalog.entries().keySet(),
-            shards);
+            shards,
+            settings.maxLease());
     Map<String, PermitPool> pools = NodeWorkerPool.permitPools(system, catalog, keeper);
     Map<String, ProviderFactory.Started> providers =
         NodeWorkerPool.start(
