@@ -21,28 +21,34 @@ public final class ClaimThenCrash {
     String node = args[0];
     String itemId = args[1];
     String workerId = "crasher-" + UUID.randomUUID().toString().substring(0, 8);
-    HttpResponse<String> answer =
-        HttpClient.newHttpClient()
-            .send(
-                HttpRequest.newBuilder(
-                        URI.create(
-                            node
-                                + "/api/items/"
-                                + URLEncoder.encode(itemId, StandardCharsets.UTF_8)
-                                + "/claim"))
-                    .header("Content-Type", "application/json")
-                    .POST(
-                        HttpRequest.BodyPublishers.ofString(
-                            "{\"workerId\":\""
-                                + workerId
-                                + "\",\"leaseMillis\":"
-                                + args[2]
-                                + ",\"requestId\":\""
-                                + UUID.randomUUID()
-                                + "\"}"))
-                    .build(),
-                HttpResponse.BodyHandlers.ofString());
-    System.out.println("claim " + answer.statusCode() + " by " + workerId + ": " + answer.body());
+    String requestId = UUID.randomUUID().toString();
+    HttpClient http = HttpClient.newHttpClient();
+    HttpResponse<String> answer;
+    // a 503 (the item's shard still starting, a loaded machine) may have been granted: the same
+    // claim again, with the same request id, until the node answers it
+    do {
+      answer =
+          http.send(
+              HttpRequest.newBuilder(
+                      URI.create(
+                          node
+                              + "/api/items/"
+                              + URLEncoder.encode(itemId, StandardCharsets.UTF_8)
+                              + "/claim"))
+                  .header("Content-Type", "application/json")
+                  .POST(
+                      HttpRequest.BodyPublishers.ofString(
+                          "{\"workerId\":\""
+                              + workerId
+                              + "\",\"leaseMillis\":"
+                              + args[2]
+                              + ",\"requestId\":\""
+                              + requestId
+                              + "\"}"))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      System.out.println("claim " + answer.statusCode() + " by " + workerId + ": " + answer.body());
+    } while (answer.statusCode() >= 500);
     System.out.flush();
     Runtime.getRuntime().halt(137);
   }

@@ -248,6 +248,29 @@ class FencekeeperWorkerTest {
     assertEquals(List.of(), commands("release"));
   }
 
+  /**
+   * A pause: the lease ran out by the worker's own clock with no renewal answered. Nothing is
+   * recorded; the one word a lapsed lease takes, {@code ambiguous}, tells the node its holder
+   * lived.
+   */
+  @Test
+  void aLeaseThatRanOutByItsOwnClockIsNeverCompletedButSaysAmbiguous() throws Exception {
+    answer("claim-next", Reply.of(200, claim("APPLY", "NONE", 900)));
+    answer("renew", Reply.dropped(), Reply.dropped(), Reply.dropped(), Reply.dropped());
+    ItemHandler handler =
+        new Recording() {
+          @Override
+          public Outcome apply(Item item, Lease lease) {
+            Await.until(WITHIN, "the lease run out", lease::isLost);
+            return Outcome.applied("written-late");
+          }
+        };
+    FencekeeperWorker worker = worker(handler).lease(Duration.ofMillis(900)).build().start();
+    assertTrue(worker.awaitStopped(WITHIN));
+    assertEquals(List.of(), commands("complete"), "no outcome recorded after the lease ran out");
+    assertEquals(1, commands("ambiguous").size(), seen.toString());
+  }
+
   @Test
   void anApplyThatThrowsIsMarkedAmbiguousAndGivenBack() throws Exception {
     answer("claim-next", Reply.of(200, claim("APPLY", "NONE", 30_000)));

@@ -28,7 +28,9 @@ import java.util.function.Consumer;
  *   <li>Every claim has a request id; after a transport failure or a 503 the same claim is sent
  *       again with the same id (the node answers it with the same lease), for at most a lease.
  *   <li>The lease is renewed at a third of its length; a renewal refused (409) loses it, and the
- *       client then sends nothing more for the item, and the handler's {@link Lease} says so.
+ *       client then sends nothing more for the item, and the handler's {@link Lease} says so. A
+ *       lease that ran out by this process's clock (a pause) gets one word, {@code ambiguous}: the
+ *       only command a lapsed lease takes, which tells the node its holder was alive.
  *   <li>An item whose effect is AMBIGUOUS is looked up ({@link ItemHandler#lookup}) before any new
  *       apply; a recorded effect is completed without calling the handler.
  *   <li>No apply starts with less than a tenth of the lease left (at most 2 s): the item is given
@@ -325,11 +327,22 @@ public final class FencekeeperWorker implements AutoCloseable {
    */
   private void report(Claimed claimed, Outcome outcome) throws InterruptedException {
     Lease lease = claimed.lease();
+    ObjectNode token = LeaseApi.body().put("workerId", workerId).put("token", lease.fencingToken());
     if (lease.isLost()) {
-      settings.events.accept("lease lost, nothing sent: " + claimed.item().itemId());
+      if (!lease.refused()) {
+        // it ran out by this process's clock (a pause, a cut): nothing is recorded, but the one
+        // word a lapsed lease still takes is said, so the node knows its holder is alive and the
+        // next holder looks the key up (it would anyway)
+        settings.events.accept("lease lapsed, said ambiguous: " + claimed.item().itemId());
+        send(
+            claimed,
+            "ambiguous",
+            token.deepCopy().put("reason", "the lease lapsed before the outcome was reported"));
+      } else {
+        settings.events.accept("lease lost, nothing sent: " + claimed.item().itemId());
+      }
       return;
     }
-    ObjectNode token = LeaseApi.body().put("workerId", workerId).put("token", lease.fencingToken());
     if (outcome == null) {
       send(claimed, "complete", token);
     } else if (outcome instanceof Outcome.Applied a) {
@@ -404,9 +417,10 @@ public final class FencekeeperWorker implements AutoCloseable {
   /** A renewal at a third of the lease: a refusal loses the lease; a failure waits for the next. */
   private void renew(Claimed claimed) {
     Lease lease = claimed.lease();
-    if (lease.isLost()) {
+    if (lease.refused()) {
       return;
     }
+    // an overdue renewal (a pause) is still sent: refused, it tells the node this holder is alive
     long sent = System.nanoTime();
     try {
       LeaseApi.Answer answer =

@@ -67,6 +67,11 @@ public final class Lease {
     return lost || System.nanoTime() - expiresAtNanos >= 0;
   }
 
+  /** Whether the node refused a command of this lease: it is another's, or it lapsed there. */
+  boolean refused() {
+    return lost;
+  }
+
   /**
    * Throws unless the lease still has more than {@code margin} left: call it before each write to
    * the target, so that no write starts that the lease may not outlive (the fencing token at the
