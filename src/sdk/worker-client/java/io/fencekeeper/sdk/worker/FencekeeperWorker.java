@@ -388,6 +388,9 @@ public final class FencekeeperWorker implements AutoCloseable {
       try {
         LeaseApi.Answer answer = api.item(claimed.item().itemId(), command, body);
         if (answer.status() == 200) {
+          if (!command.equals("ambiguous")) {
+            lease.end(); // the attempt is over: no renewal after it
+          }
           return true;
         }
         if (answer.status() == 409 && answer.error().equals("lease_lost")) {
@@ -417,7 +420,7 @@ public final class FencekeeperWorker implements AutoCloseable {
   /** A renewal at a third of the lease: a refusal loses the lease; a failure waits for the next. */
   private void renew(Claimed claimed) {
     Lease lease = claimed.lease();
-    if (lease.refused()) {
+    if (lease.refused() || lease.ended()) {
       return;
     }
     // an overdue renewal (a pause) is still sent: refused, it tells the node this holder is alive

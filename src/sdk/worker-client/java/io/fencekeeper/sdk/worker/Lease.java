@@ -17,6 +17,7 @@ public final class Lease {
   private final Duration length;
   private volatile long expiresAtNanos;
   private volatile boolean lost;
+  private volatile boolean ended;
 
   Lease(String itemId, long fencingToken, String idempotencyKey, Duration length, long nowNanos, long leftMillis) {
     this.itemId = itemId;
@@ -93,5 +94,14 @@ public final class Lease {
 
   void lose() {
     lost = true;
+  }
+
+  /** The holder's last command (complete, fail, release) was answered: nothing more to renew. */
+  void end() {
+    ended = true;
+  }
+
+  boolean ended() {
+    return ended;
   }
 }
