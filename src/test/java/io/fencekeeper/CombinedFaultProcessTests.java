@@ -15,7 +15,8 @@ import org.junit.platform.suite.api.Suite;
  * <p>It also holds {@code FleetFollowsWindowProcessTest} (issue 39: the test plays the autoscaler,
  * adding nodes to one and SIGTERMing them again), not a combined fault: of the three lanes this one
  * has the most room, and its cluster of one to four nodes fits beside the other lanes as a combined
- * fault's three nodes do.
+ * fault's three nodes do. And {@code ExternalWorkersProcessTest} (issue 51: three external worker
+ * processes of two nodes, one crashing, one paused, one losing claim answers), for the same reason.
  */
 // the fast tier leaves out every class tagged process: then this suite has nothing to run
 @Suite(failIfNoTests = false)
@@ -25,6 +26,6 @@ import org.junit.platform.suite.api.Suite;
 class CombinedFaultProcessTests {
 
   static final String CLASSES =
-      ".*\\.(PartitionDuringOutage|SkewedPause|KeeperKill|RestartAtDeadline|FleetFollowsWindow)"
-          + "ProcessTest";
+      ".*\\.(PartitionDuringOutage|SkewedPause|KeeperKill|RestartAtDeadline|FleetFollowsWindow"
+          + "|ExternalWorkers)ProcessTest";
 }

@@ -41,6 +41,7 @@ import io.fencekeeper.api.stream.RunEventStreams;
 import io.fencekeeper.api.stream.StreamSlots;
 import io.fencekeeper.api.web.WebAssets;
 import io.fencekeeper.archive.RetentionKeeper;
+import io.fencekeeper.item.ExternalWorkers;
 import io.fencekeeper.item.ItemAudit;
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.node.FencekeeperNode;
@@ -101,7 +102,8 @@ public final class HttpApi {
       RunIntakeSettings intake,
       ProviderBudgets budgets,
       Verifications verifications,
-      ActorRef<RetentionKeeper.Command> retention) {
+      ActorRef<RetentionKeeper.Command> retention,
+      ExternalWorkers words) {
     ObjectMapper mapper = ApiJson.mapper();
     this.settings = settings;
     this.intake = intake;
@@ -111,9 +113,11 @@ public final class HttpApi {
     ItemGateway metered = new MeteredItemGateway(items, metrics, "api");
     ItemPages pages = new ItemPages(queries, metered, blocking);
     RunEndpoints run =
-        new RunEndpoints(mapper, runs, pages, governor::get, metrics, settings.maxLease(), intake);
+        new RunEndpoints(
+            mapper, runs, pages, governor::get, metrics, settings.maxLease(), intake, words);
     ItemEndpoints item =
-        new ItemEndpoints(mapper, runs, metered, audit, queries, blocking, settings.maxLease());
+        new ItemEndpoints(
+            mapper, runs, metered, audit, queries, blocking, settings.maxLease(), words);
     OpsEndpoints ops = new OpsEndpoints(mapper, runs, metrics, governor);
     Map<ApiEndpoint, ApiRouter.Handler> handlers = new EnumMap<>(ApiEndpoint.class);
     handlers.put(ApiEndpoint.CREATE_RUN, run::create);
@@ -225,7 +229,8 @@ public final class HttpApi {
             RunIntakeSettings.fromConfig(system.settings().config()),
             node.budgets(),
             node.verifications(),
-            startRetention(node, audit, governor, metrics));
+            startRetention(node, audit, governor, metrics),
+            node.externalWorkers());
     CompletionStage<ServerBinding> binding =
         new HttpConnections(system, HttpConnections.Limits.of(system), metrics)
             .bind(settings.host(), settings.port(), concat(WebAssets.load().route(), api.route()));

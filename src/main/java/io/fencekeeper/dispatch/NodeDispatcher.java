@@ -178,6 +178,14 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
               return this;
             })
         .onMessage(PoolLeaving.class, this::onPoolLeaving)
+        .onMessage(
+            WorkProtocol.SettledElsewhere.class,
+            elsewhere -> {
+              queue
+                  .offeredSeqOf(elsewhere.itemId())
+                  .ifPresent(seq -> onSettled(new Settled(seq, elsewhere.result())));
+              return this;
+            })
         .onMessage(Assigned.class, this::onAssigned)
         .onMessage(Hosted.class, this::onHosted)
         .onMessage(PageLoaded.class, this::onPageLoaded)
@@ -252,9 +260,33 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
     demand.add(request);
     serveDemand();
     if (request.answerNow() && demand.remove(request)) {
-      request.replyTo().tell(batch(List.of(), false));
+      request.replyTo().tell(nothingNow());
     }
     return this;
+  }
+
+  /**
+   * An empty answer at once, saying why (the lease API's claim-next tells its caller): the cap is
+   * reached while items are ready, or every open item is in flight or waits for a time, or nothing
+   * is open on this node's shards at all.
+   */
+  private WorkBatch nothingNow() {
+    Instant now = deps.clock().instant();
+    WorkProtocol.NothingNow why;
+    Instant retryAt;
+    if (queue.hasReady() && now.isBefore(run.deadline())) {
+      why = WorkProtocol.NothingNow.AT_CAP;
+      retryAt = now.plus(Duration.ofSeconds(1)); // slices change with the next assignment
+    } else if (hosted != null && !loading && paging.allPaged() && items.idle()) {
+      why = WorkProtocol.NothingNow.DRAINED;
+      retryAt = null;
+    } else {
+      why = WorkProtocol.NothingNow.WAITING;
+      Instant soonest = queue.nextDue().orElse(now.plus(Duration.ofSeconds(1)));
+      retryAt = soonest.isBefore(now) ? now : soonest;
+    }
+    return new WorkBatch(
+        run.runId(), List.of(), false, getContext().getSelf(), false, why, retryAt);
   }
 
   /**

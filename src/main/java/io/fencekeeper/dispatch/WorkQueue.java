@@ -209,6 +209,16 @@ final class WorkQueue {
     return offer == null ? Optional.empty() : Optional.of(offer.ref());
   }
 
+  /** The seq of item {@code itemId} if it is in flight from this dispatcher. */
+  Optional<Integer> offeredSeqOf(ItemId itemId) {
+    for (Offer offer : offered.values()) {
+      if (offer.ref().itemId().equals(itemId)) {
+        return Optional.of(offer.ref().seq());
+      }
+    }
+    return Optional.empty();
+  }
+
   /** The seqs of the items in flight from this dispatcher, in order. */
   List<Integer> inFlightSeqs() {
     return offered.keySet().stream().sorted().toList();
@@ -236,6 +246,12 @@ final class WorkQueue {
       }
     }
     return due;
+  }
+
+  /** When the first parked item is due, if any is parked. */
+  Optional<Instant> nextDue() {
+    Parked first = parked.peek();
+    return first == null ? Optional.empty() : Optional.of(first.until());
   }
 
   /** Whether anything is parked until a time. */

@@ -1,6 +1,7 @@
 package io.fencekeeper.item;
 
 import io.fencekeeper.CborSerializable;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -33,9 +34,17 @@ public record AttemptBudget(
   /**
    * One lease of the current run of leases that ended without an outcome from their holders. {@code
    * heard}: its holder has sent a command since its lease lapsed, so it was alive (paused, cut
-   * off), not a node the item killed.
+   * off), not a node the item killed. {@code endedAt}: when its lease ended (its expiry; null in
+   * snapshots from before it was kept): a lease API holder heard anywhere after it was alive
+   * (docs/design.md, "Lost holders count").
    */
-  public record SilentEnd(String holder, long token, boolean heard) implements CborSerializable {}
+  public record SilentEnd(String holder, long token, boolean heard, Instant endedAt)
+      implements CborSerializable {
+
+    public SilentEnd(String holder, long token, boolean heard) {
+      this(holder, token, heard, null);
+    }
+  }
 
   public AttemptBudget {
     lostHolders = lostHolders == null ? List.of() : List.copyOf(lostHolders);
@@ -60,15 +69,18 @@ public record AttemptBudget(
     return attempt - startedAfter;
   }
 
-  /** The lease of {@code token} ended without an outcome from {@code owner}. */
-  AttemptBudget silentEnd(String owner, long token) {
+  /**
+   * The lease of {@code token}, which ran until {@code endedAt}, ended without an outcome from
+   * {@code owner}.
+   */
+  AttemptBudget silentEnd(String owner, long token, Instant endedAt) {
     boolean heard = heardLate == token;
     List<String> lost = new ArrayList<>(lostHolders);
     if (!heard) {
       lost.add(owner);
     }
     List<SilentEnd> run = new ArrayList<>(silentRun);
-    run.add(new SilentEnd(owner, token, heard));
+    run.add(new SilentEnd(owner, token, heard, endedAt));
     return new AttemptBudget(startedAfter, lost, 0, run, 0);
   }
 
@@ -95,7 +107,7 @@ public record AttemptBudget(
       SilentEnd end = silentRun.get(i);
       if (!end.heard() && end.token() == token && end.holder().equals(worker)) {
         List<SilentEnd> run = new ArrayList<>(silentRun);
-        run.set(i, new SilentEnd(worker, token, true));
+        run.set(i, new SilentEnd(worker, token, true, end.endedAt()));
         List<String> lost = new ArrayList<>(lostHolders);
         lost.remove(lost.lastIndexOf(worker));
         return Optional.of(new AttemptBudget(startedAfter, lost, 0, run, heardLate));
@@ -113,6 +125,11 @@ public record AttemptBudget(
    */
   boolean quarantines(int k) {
     return k > 0 && (consecutiveLosses >= k || silentRun.size() >= k + 1);
+  }
+
+  /** The leases of the run whose holders are lost (not heard from since), oldest first. */
+  List<SilentEnd> lostEnds() {
+    return silentRun.stream().filter(end -> !end.heard()).toList();
   }
 
   /** The holders lost in the run (not heard from since), oldest first. */

@@ -16,6 +16,7 @@ import io.fencekeeper.item.WorkItem.Event;
 import io.fencekeeper.item.WorkItem.Fail;
 import io.fencekeeper.item.WorkItem.Get;
 import io.fencekeeper.item.WorkItem.HolderNodeAlive;
+import io.fencekeeper.item.WorkItem.HolderSpokeElsewhere;
 import io.fencekeeper.item.WorkItem.Invalid;
 import io.fencekeeper.item.WorkItem.ItemClosed;
 import io.fencekeeper.item.WorkItem.ItemCompleted;
@@ -62,6 +63,7 @@ final class ItemCommands {
   private final ItemSettings settings;
   private final Runnable passivate;
   private final HolderNodes holderNodes;
+  private final ExternalWorkers words;
 
   ItemCommands(
       EffectFactories<Event, State> effect,
@@ -69,7 +71,8 @@ final class ItemCommands {
       Clock clock,
       ItemSettings settings,
       Runnable passivate,
-      HolderNodes holderNodes) {
+      HolderNodes holderNodes,
+      ExternalWorkers words) {
     this.effect = effect;
     this.itemValue = itemValue;
     this.idempotencyKey = ItemId.idempotencyKeyOf(itemValue);
@@ -77,6 +80,7 @@ final class ItemCommands {
     this.settings = settings;
     this.passivate = passivate;
     this.holderNodes = holderNodes;
+    this.words = words;
   }
 
   ReplyEffect<Event, State> get(State state, Get cmd) {
@@ -97,17 +101,31 @@ final class ItemCommands {
 
   ReplyEffect<Event, State> claim(State state, Claim cmd) {
     Instant now = clock.instant();
-    Optional<Reply> refused =
-        LeaseRules.invalidClaim(cmd, settings.maxLease())
-            .map(Reply.class::cast)
-            .or(() -> LeaseRules.claimRefusal(state, now));
+    Optional<Invalid> invalid = LeaseRules.invalidClaim(cmd, settings.maxLease());
+    if (invalid.isPresent()) {
+      return effect.reply(cmd.replyTo(), invalid.get());
+    }
+    if (LeaseRules.repeatsCurrentClaim(state, cmd)) {
+      return claimRepeated(state, cmd, now);
+    }
+    Optional<Reply> refused = LeaseRules.claimRefusal(state, now);
     if (refused.isPresent()) {
       return effect.reply(cmd.replyTo(), refused.get());
     }
-    // the membership read is journaled before what it decided, so a replay decides the same
+    // what the reads of the holders' liveness found is journaled before what it decided, so a
+    // replay decides the same: a node's own worker by its node's membership, a lease API worker by
+    // its last word anywhere
+    List<Event> read = new ArrayList<>();
+    State judged = state;
     Optional<HolderNodeAlive> alive = Quarantine.holderNodeAlive(state, holderNodes, now);
-    State judged = alive.map(a -> StateChange.holderNodeAlive(state, a)).orElse(state);
-    List<Event> read = alive.<List<Event>>map(List::of).orElse(List.of());
+    if (alive.isPresent()) {
+      judged = StateChange.holderNodeAlive(judged, alive.get());
+      read.add(alive.get());
+    }
+    for (HolderSpokeElsewhere spoke : Quarantine.spokeElsewhere(judged, words, now)) {
+      judged = StateChange.holderSpokeElsewhere(judged, spoke);
+      read.add(spoke);
+    }
     Optional<Quarantine.Refusal> lost =
         Quarantine.atClaim(judged, cmd.maxAttempts(), settings.quarantineAfterLosses(), now);
     if (lost.isPresent()) {
@@ -115,19 +133,33 @@ final class ItemCommands {
           .persist(with(read, lost.get().event()))
           .thenReply(cmd.replyTo(), s -> lost.get().answer());
     }
-    // lost together, kept apart: refused, nothing decided, so nothing journaled (the membership
-    // read is made again by the next claim)
+    // lost together, kept apart: refused, nothing decided, so nothing journaled (the reads are
+    // made again by the next claim)
     Optional<WorkItem.KeptApart> apart = Quarantine.keptApart(judged, cmd.keepApart());
     if (apart.isPresent()) {
       return effect.reply(cmd.replyTo(), apart.get());
     }
     LeaseGranted granted = LeaseRules.grant(state, cmd, now);
-    return effect
-        .persist(with(read, granted))
-        .thenReply(cmd.replyTo(), s -> claimed(s, granted.previousOwner() != null));
+    return effect.persist(with(read, granted)).thenReply(cmd.replyTo(), s -> claimed(s, now));
   }
 
-  private Claimed claimed(State s, boolean takeover) {
+  /**
+   * The worker repeats the claim its current lease was granted to (its answer was lost): the same
+   * lease, its token, attempt and effect, its expiry renewed as {@code Renew} would (never shorter;
+   * a lease that lapsed meanwhile is the same lease still, as nobody else was granted one). Not a
+   * second grant, so it neither uses an attempt nor ends a lease in silence.
+   */
+  private ReplyEffect<Event, State> claimRepeated(State state, Claim cmd, Instant now) {
+    Instant until = LeaseRules.renewedUntil(state, now, cmd.lease());
+    if (!until.isAfter(state.leaseExpiresAt())) {
+      return effect.reply(cmd.replyTo(), claimed(state, now));
+    }
+    return effect
+        .persist(new LeaseRenewed(state.token(), until, now))
+        .thenReply(cmd.replyTo(), s -> claimed(s, now));
+  }
+
+  private Claimed claimed(State s, Instant now) {
     return new Claimed(
         itemValue,
         s.token(),
@@ -135,10 +167,12 @@ final class ItemCommands {
         s.attempt(),
         s.effect(),
         idempotencyKey,
-        takeover,
+        s.tookOver(),
         view(s),
         Quarantine.cohorts(s.budget()),
-        s.effect() == EffectStatus.AMBIGUOUS ? s.lookupAfter() : null);
+        s.effect() == EffectStatus.AMBIGUOUS ? s.lookupAfter() : null,
+        now,
+        s.requestId());
   }
 
   ReplyEffect<Event, State> renew(State state, Renew cmd) {
@@ -177,6 +211,10 @@ final class ItemCommands {
     if (outcome == null || outcome.kind() == null) {
       return effect.reply(replyTo, new Invalid("outcome", "outcome with a kind is required"));
     }
+    if (complete && completedBy(state, cmd)) {
+      // the holder repeating its last step (its answer was lost) gets the same answer
+      return effect.reply(replyTo, accepted(state));
+    }
     Instant now = clock.instant();
     Optional<String> stale = LeaseRules.staleReason(state, cmd, now, LeaseRules.Need.LIVE);
     if (stale.isPresent()) {
@@ -211,11 +249,16 @@ final class ItemCommands {
         .thenReply(cmd.replyTo(), this::accepted);
   }
 
+  /** Whether the item is DONE by the lease {@code cmd} names: its own completion, repeated. */
+  private static boolean completedBy(State state, LeaseCommand cmd) {
+    return state.status() == Status.DONE
+        && state.token() == cmd.token()
+        && Objects.equals(cmd.workerId(), state.owner());
+  }
+
   ReplyEffect<Event, State> complete(State state, Complete cmd) {
     Instant now = clock.instant();
-    if (state.status() == Status.DONE
-        && state.token() == cmd.token()
-        && Objects.equals(cmd.workerId(), state.owner())) {
+    if (completedBy(state, cmd)) {
       // a holder repeating its own completion (lost response) gets the same answer
       return effect.reply(cmd.replyTo(), accepted(state));
     }
@@ -282,8 +325,9 @@ final class ItemCommands {
     if (!LeaseRules.grantedUnused(state, cmd.workerId())) {
       return effect.reply(cmd.replyTo(), accepted(state));
     }
+    // unused: its worker never learnt of it, so it neither counts as a loss nor breaks the run
     return effect
-        .persist(new LeaseReleased(state.token(), clock.instant()))
+        .persist(new LeaseReleased(state.token(), clock.instant(), true))
         .thenReply(cmd.replyTo(), this::accepted);
   }
 

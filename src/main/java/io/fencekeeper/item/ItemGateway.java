@@ -30,6 +30,19 @@ public interface ItemGateway {
       ItemId item, String workerId, Duration lease, int maxAttempts, KeepApart keepApart);
 
   /**
+   * A claim of the lease API with the client's {@code requestId} (null: none): the same worker
+   * repeating it while the lease it was granted is the item's current one is answered that lease
+   * again (docs/external-workers.md, "A claim that can be retried"). Keeps nothing apart.
+   */
+  default CompletionStage<Reply> claim(
+      ItemId item, String workerId, Duration lease, int maxAttempts, String requestId) {
+    if (requestId == null) {
+      return claim(item, workerId, lease, maxAttempts, KeepApart.NOTHING);
+    }
+    throw new UnsupportedOperationException("this gateway does not pass request ids");
+  }
+
+  /**
    * Tells the item, without waiting, that the worker gave up on its claim's answer: a claim that
    * was granted after all goes back at once.
    */

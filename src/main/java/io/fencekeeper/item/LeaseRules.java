@@ -84,7 +84,21 @@ final class LeaseRules {
         now.plus(cmd.lease()),
         holder(item),
         cmd.incarnation(),
-        now);
+        now,
+        cmd.requestId());
+  }
+
+  /**
+   * Whether {@code cmd} repeats the claim that was granted the item's current lease, live or
+   * lapsed: the same worker with the same request id. Its worker never learnt of that lease (else
+   * it would not ask again), so it did nothing with it: it gets that lease again, never a second
+   * one.
+   */
+  static boolean repeatsCurrentClaim(State item, Claim cmd) {
+    return cmd.requestId() != null
+        && item.status() == Status.LEASED
+        && cmd.requestId().equals(item.requestId())
+        && cmd.workerId().equals(item.owner());
   }
 
   /**
@@ -196,6 +210,11 @@ final class LeaseRules {
   static Optional<Invalid> invalidClaim(Claim cmd, Duration maxLease) {
     return invalidWorker(cmd.workerId())
         .or(() -> invalidLease(cmd.lease(), maxLease))
+        .or(
+            () ->
+                cmd.requestId() != null && !RequestId.valid(cmd.requestId())
+                    ? Optional.of(new Invalid("requestId", "requestId must be " + RequestId.RULE))
+                    : Optional.empty())
         .or(
             () ->
                 cmd.maxAttempts() < 1 || cmd.maxAttempts() > 1000

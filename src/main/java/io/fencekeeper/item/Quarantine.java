@@ -3,6 +3,7 @@ package io.fencekeeper.item;
 import io.fencekeeper.item.WorkItem.AttemptsExhausted;
 import io.fencekeeper.item.WorkItem.Event;
 import io.fencekeeper.item.WorkItem.HolderNodeAlive;
+import io.fencekeeper.item.WorkItem.HolderSpokeElsewhere;
 import io.fencekeeper.item.WorkItem.ItemQuarantined;
 import io.fencekeeper.item.WorkItem.KeptApart;
 import io.fencekeeper.item.WorkItem.LateHolderHeard;
@@ -10,7 +11,9 @@ import io.fencekeeper.item.WorkItem.LeaseCommand;
 import io.fencekeeper.item.WorkItem.NotClaimable;
 import io.fencekeeper.item.WorkItem.State;
 import io.fencekeeper.item.WorkItem.Status;
+import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -113,6 +116,42 @@ final class Quarantine {
         .filter(holder -> item.ownerIncarnation() != 0)
         .filter(holder -> nodes.alive(holder, item.ownerIncarnation()))
         .map(holder -> new HolderNodeAlive(holder, item.token(), now));
+  }
+
+  /**
+   * How much later than a lease's end a lease API worker's word must be to say it was alive then:
+   * the word is stamped by the clock of the node that heard it, the end by the item's; the margin
+   * absorbs their skew (docs/cluster.md, "Whose clock decides a lease").
+   */
+  static final Duration WORD_MARGIN = Duration.ofSeconds(1);
+
+  /**
+   * The lost holders of the lease API that have spoken, on any item, since their lease ended: the
+   * holder of the lapsed lease this claim ends, and each lost holder of the item's run of silent
+   * ends. A poison item kills its holder's process, which never speaks again; a worker whose claim
+   * answer was lost, or whose renewals of this item failed, goes on speaking elsewhere, and is
+   * judged alive as a node's worker whose node is still a member is ({@link #holderNodeAlive}). A
+   * node's own workers (their claims name their node) are left to the membership read.
+   */
+  static List<HolderSpokeElsewhere> spokeElsewhere(State item, ExternalWorkers words, Instant now) {
+    List<HolderSpokeElsewhere> heard = new ArrayList<>();
+    item.silentHolder()
+        .filter(holder -> item.budget().heardLate() != item.token())
+        .filter(holder -> item.ownerIncarnation() == 0)
+        .flatMap(holder -> wordAfter(words, holder, item.leaseExpiresAt()))
+        .ifPresent(at -> heard.add(new HolderSpokeElsewhere(item.owner(), item.token(), at, now)));
+    for (AttemptBudget.SilentEnd end : item.budget().lostEnds()) {
+      if (end.endedAt() != null) {
+        wordAfter(words, end.holder(), end.endedAt())
+            .ifPresent(
+                at -> heard.add(new HolderSpokeElsewhere(end.holder(), end.token(), at, now)));
+      }
+    }
+    return heard;
+  }
+
+  private static Optional<Instant> wordAfter(ExternalWorkers words, String worker, Instant end) {
+    return words.lastWord(worker).filter(at -> at.isAfter(end.plus(WORD_MARGIN)));
   }
 
   /**

@@ -82,6 +82,16 @@ public final class ShardedItems implements ItemGateway {
   }
 
   @Override
+  public CompletionStage<Reply> claim(
+      ItemId item, String workerId, Duration lease, int maxAttempts, String requestId) {
+    // a lease API worker's node is not known (0), whatever its worker id says
+    return ask(
+        item,
+        r -> new WorkItem.Claim(workerId, lease, maxAttempts, 0, KeepApart.NOTHING, requestId, r),
+        claimTimeout);
+  }
+
+  @Override
   public void claimAbandoned(ItemId item, String workerId) {
     sharding
         .entityRefFor(WorkItem.ENTITY_TYPE_KEY, item.value())

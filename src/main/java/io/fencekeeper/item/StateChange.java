@@ -30,6 +30,8 @@ final class StateChange {
   private AttemptBudget budget;
   private long ownerIncarnation;
   private Instant lookupAfter;
+  private String requestId;
+  private boolean tookOver;
 
   static EventHandler<State, WorkItem.Event> eventHandler() {
     return EventHandlerBuilder.<State, WorkItem.Event>builder()
@@ -48,6 +50,7 @@ final class StateChange {
         .onEvent(WorkItem.AttemptsExhausted.class, StateChange::attemptsExhausted)
         .onEvent(WorkItem.LateHolderHeard.class, StateChange::lateHolderHeard)
         .onEvent(WorkItem.HolderNodeAlive.class, StateChange::holderNodeAlive)
+        .onEvent(WorkItem.HolderSpokeElsewhere.class, StateChange::holderSpokeElsewhere)
         // invariant "stale changes nothing": a rejected stale command is audited and changes
         // nothing
         .onEvent(WorkItem.StaleCommandRejected.class, (item, e) -> item)
@@ -69,6 +72,8 @@ final class StateChange {
     next.retryAt = null;
     next.budget = item.budgetAfterLeaseEnds();
     next.ownerIncarnation = e.holderIncarnation();
+    next.requestId = e.requestId();
+    next.tookOver = e.previousOwner() != null;
     return next.state();
   }
 
@@ -112,8 +117,14 @@ final class StateChange {
     return next.state();
   }
 
+  /**
+   * A release breaks the run of losses (its holder said what happened); a lease its worker never
+   * learnt of ({@code unused}: a claim abandoned unanswered) says nothing, and leaves the run as it
+   * was, so a lost claim answer cannot erase a poison item's losses.
+   */
   static State released(State item, WorkItem.LeaseReleased e) {
-    StateChange next = unheld(item, Status.PENDING, item.budget().holderReported());
+    StateChange next =
+        unheld(item, Status.PENDING, e.unused() ? item.budget() : item.budget().holderReported());
     next.lookupAfter = LeaseRules.lookupAfterLeaseEnds(item, item.effect());
     return next.state();
   }
@@ -157,6 +168,18 @@ final class StateChange {
     return heldBy(item, e.workerId(), e.token())
         ? withBudget(item, item.budget().heardLate(e.token()))
         : item;
+  }
+
+  /**
+   * A lost holder of the lease API spoke elsewhere after its lease ended: the current one is then
+   * not lost when its lease ends; one already counted lost is lost no more (a claim judges this, so
+   * the item is not quarantined: nothing to lift).
+   */
+  static State holderSpokeElsewhere(State item, WorkItem.HolderSpokeElsewhere e) {
+    if (heldBy(item, e.workerId(), e.token())) {
+      return withBudget(item, item.budget().heardLate(e.token()));
+    }
+    return withBudget(item, item.budget().returned(e.workerId(), e.token()).orElse(item.budget()));
   }
 
   /**
@@ -214,6 +237,8 @@ final class StateChange {
     next.retryAt = null;
     next.budget = nextBudget;
     next.ownerIncarnation = 0;
+    next.requestId = null;
+    next.tookOver = false;
     return next;
   }
 
@@ -233,6 +258,8 @@ final class StateChange {
     budget = from.budget();
     ownerIncarnation = from.ownerIncarnation();
     lookupAfter = from.lookupAfter();
+    requestId = from.requestId();
+    tookOver = from.tookOver();
   }
 
   private State state() {
@@ -251,6 +278,8 @@ final class StateChange {
         retryAt,
         budget,
         ownerIncarnation,
-        lookupAfter);
+        lookupAfter,
+        requestId,
+        tookOver);
   }
 }

@@ -53,7 +53,11 @@ public final class WorkItem
    * the {@link #HOST_ROLE} role.
    */
   public static void init(
-      ActorSystem<?> system, Clock clock, ItemSettings settings, ItemShards shards) {
+      ActorSystem<?> system,
+      Clock clock,
+      ItemSettings settings,
+      ItemShards shards,
+      ExternalWorkers words) {
     BooleanSupplier downed = NodeStanding.downed(system);
     HolderNodes holderNodes = HolderNodes.of(system);
     ClusterSharding.get(system)
@@ -72,7 +76,8 @@ public final class WorkItem
                                   settings,
                                   () -> context.getShard().tell(new Passivate<>(actor.getSelf())),
                                   downed,
-                                  holderNodes);
+                                  holderNodes,
+                                  words);
                             }))
                 .withMessageExtractor(shards.extractor())
                 .withRole(HOST_ROLE));
@@ -85,13 +90,21 @@ public final class WorkItem
   /** {@code downed}: whether this item's node was downed (it then writes nothing more). */
   static Behavior<Command> create(
       ItemId itemId, Clock clock, ItemSettings settings, BooleanSupplier downed) {
-    return new WorkItem(itemId, clock, settings, () -> {}, downed, HolderNodes.UNKNOWN);
+    return new WorkItem(
+        itemId, clock, settings, () -> {}, downed, HolderNodes.UNKNOWN, ExternalWorkers.NONE);
   }
 
   /** {@code holderNodes}: which lease holders' nodes are alive (the cluster's view, in a node). */
   static Behavior<Command> create(
       ItemId itemId, Clock clock, ItemSettings settings, HolderNodes holderNodes) {
-    return new WorkItem(itemId, clock, settings, () -> {}, () -> false, holderNodes);
+    return new WorkItem(
+        itemId, clock, settings, () -> {}, () -> false, holderNodes, ExternalWorkers.NONE);
+  }
+
+  /** {@code words}: the last words of the lease API's workers (docs/design.md, "Lost holders"). */
+  static Behavior<Command> create(
+      ItemId itemId, Clock clock, ItemSettings settings, ExternalWorkers words) {
+    return new WorkItem(itemId, clock, settings, () -> {}, () -> false, HolderNodes.UNKNOWN, words);
   }
 
   public static PersistenceId persistenceId(ItemId itemId) {
@@ -126,12 +139,13 @@ public final class WorkItem
       ItemSettings settings,
       Runnable passivate,
       BooleanSupplier downed,
-      HolderNodes holderNodes) {
+      HolderNodes holderNodes,
+      ExternalWorkers words) {
     super(persistenceId(itemId));
     // the id as a string once per incarnation: every reply carries it and its key
     this.commands =
         new ItemCommands(
-            Effect(), persistenceId().entityId(), clock, settings, passivate, holderNodes);
+            Effect(), persistenceId().entityId(), clock, settings, passivate, holderNodes, words);
     this.downed = downed;
   }
 
@@ -183,7 +197,10 @@ public final class WorkItem
    * node's own ({@code {node address}/w{n}}), else 0 (a worker of the lease API): it tells later
    * whether the holder's node is still alive (docs/design.md, "Lost holders count"). {@code
    * keepApart}: the loss cohorts the claiming node must not take a second item of ("Lost together,
-   * kept apart"); an item in one of them answers {@link KeptApart} and nothing is journaled.
+   * kept apart"); an item in one of them answers {@link KeptApart} and nothing is journaled. {@code
+   * requestId}: the client's name for this claim (the lease API's, else null): the same worker
+   * repeating it while the lease it was granted is the item's current one gets that lease again,
+   * not a second one (docs/external-workers.md, "A claim that can be retried").
    */
   public record Claim(
       String workerId,
@@ -191,12 +208,24 @@ public final class WorkItem
       int maxAttempts,
       long incarnation,
       KeepApart keepApart,
+      String requestId,
       ActorRef<Reply> replyTo)
       implements Command {
 
     public Claim {
       // a claim from a node of an earlier version keeps nothing apart
       keepApart = keepApart == null ? KeepApart.NOTHING : keepApart;
+    }
+
+    /** A claim without a request id: not retryable (a node's own workers abandon instead). */
+    public Claim(
+        String workerId,
+        Duration lease,
+        int maxAttempts,
+        long incarnation,
+        KeepApart keepApart,
+        ActorRef<Reply> replyTo) {
+      this(workerId, lease, maxAttempts, incarnation, keepApart, null, replyTo);
     }
 
     /** A claim that keeps nothing apart (docs/design.md, "Lost together, kept apart"). */
@@ -206,7 +235,7 @@ public final class WorkItem
         int maxAttempts,
         long incarnation,
         ActorRef<Reply> replyTo) {
-      this(workerId, lease, maxAttempts, incarnation, KeepApart.NOTHING, replyTo);
+      this(workerId, lease, maxAttempts, incarnation, KeepApart.NOTHING, null, replyTo);
     }
   }
 
@@ -314,7 +343,9 @@ public final class WorkItem
    * lease under which a cleanup may have been sent (the item's clock). Every such cleanup had a
    * deadline no later than it, so the holder looks the key up only after it plus the provider's
    * clock-skew allowance (docs/provider-protocol.md, "The deadline"); null otherwise, or when not
-   * known (a host of an earlier version).
+   * known (a host of an earlier version). {@code answeredAt}: the item's clock when it granted the
+   * lease, or answered a claim's retry with it again (null from a node of an earlier version);
+   * {@code requestId}: the claim's request id, if it had one.
    */
   public record Claimed(
       String itemId,
@@ -326,14 +357,19 @@ public final class WorkItem
       boolean takeover,
       ItemView item,
       Set<String> cohorts,
-      @JsonInclude(JsonInclude.Include.NON_NULL) Instant lookupAfter)
+      @JsonInclude(JsonInclude.Include.NON_NULL) Instant lookupAfter,
+      Instant answeredAt,
+      String requestId)
       implements Reply {
 
     public Claimed {
       cohorts = cohorts == null ? Set.of() : Set.copyOf(cohorts);
     }
 
-    /** Without a lookup bound: the effect is not AMBIGUOUS, or the bound is not known. */
+    /**
+     * Without a lookup bound (the effect is not AMBIGUOUS, or the bound is not known), an answer
+     * time or a request id.
+     */
     public Claimed(
         String itemId,
         long token,
@@ -354,6 +390,8 @@ public final class WorkItem
           takeover,
           item,
           cohorts,
+          null,
+          null,
           null);
     }
   }
@@ -406,7 +444,8 @@ public final class WorkItem
           AttemptsExhausted,
           StaleCommandRejected,
           LateHolderHeard,
-          HolderNodeAlive {
+          HolderNodeAlive,
+          HolderSpokeElsewhere {
     Instant at();
   }
 
@@ -415,7 +454,9 @@ public final class WorkItem
    * completed, failed or released the item: a takeover. If that holder had not reported an outcome
    * the effect becomes AMBIGUOUS (see {@link LeaseRules#effectAfterLeaseEnds}). {@code
    * holderIncarnation}: the cluster uid of the new holder's node, 0 when not known (a lease API
-   * worker, or a journal written before it was kept).
+   * worker, or a journal written before it was kept). {@code requestId}: the claim's request id
+   * (the lease API's retryable claims; null for a node's own workers and in events journaled before
+   * claims had one): a retry of that claim by the same worker is answered this lease again.
    */
   public record LeaseGranted(
       String workerId,
@@ -425,8 +466,31 @@ public final class WorkItem
       Instant leaseExpiresAt,
       String previousOwner,
       long holderIncarnation,
-      Instant at)
-      implements Event {}
+      Instant at,
+      String requestId)
+      implements Event {
+
+    public LeaseGranted(
+        String workerId,
+        long token,
+        int attempt,
+        int maxAttempts,
+        Instant leaseExpiresAt,
+        String previousOwner,
+        long holderIncarnation,
+        Instant at) {
+      this(
+          workerId,
+          token,
+          attempt,
+          maxAttempts,
+          leaseExpiresAt,
+          previousOwner,
+          holderIncarnation,
+          at,
+          null);
+    }
+  }
 
   public record LeaseRenewed(long token, Instant leaseExpiresAt, Instant at) implements Event {}
 
@@ -460,7 +524,19 @@ public final class WorkItem
       Instant at)
       implements Event {}
 
-  public record LeaseReleased(long token, Instant at) implements Event {}
+  /**
+   * The holder gave the lease back ({@code Release}), or the worker that asked for it never learnt
+   * of it ({@code unused}: its claim was abandoned unanswered): an unused lease says nothing about
+   * its holder, so it neither counts as a loss nor breaks the run of losses before it (a lost claim
+   * answer must not erase a poison item's losses). False in events journaled before it was kept,
+   * which broke the run as a release does.
+   */
+  public record LeaseReleased(long token, Instant at, boolean unused) implements Event {
+
+    public LeaseReleased(long token, Instant at) {
+      this(token, at, false);
+    }
+  }
 
   /**
    * {@code newToken} is one past the last claim's; {@code abandonedOwner} held a lease, live or
@@ -527,6 +603,16 @@ public final class WorkItem
    */
   public record HolderNodeAlive(String workerId, long token, Instant at) implements Event {}
 
+  /**
+   * The claim found that a lost holder of the lease API ({@code workerId}, lease {@code token}) has
+   * spoken, on any item, after that lease ended ({@code spokeAt}, by the clock of the node that
+   * heard it; item/ExternalWorkers keeps the last word of each, cluster-wide): the worker is alive,
+   * so the item did not kill it and its lease's silent end is not a loss (docs/design.md, "Lost
+   * holders count"). Journaled before the claim's own event, as {@link HolderNodeAlive} is.
+   */
+  public record HolderSpokeElsewhere(String workerId, long token, Instant spokeAt, Instant at)
+      implements Event {}
+
   // ---------------------------------------------------------------------------------------------
   // State
 
@@ -551,7 +637,9 @@ public final class WorkItem
       AttemptBudget budget,
       long ownerIncarnation,
       // left out when null, so a snapshot without it is the same bytes as before it existed
-      @JsonInclude(JsonInclude.Include.NON_NULL) Instant lookupAfter)
+      @JsonInclude(JsonInclude.Include.NON_NULL) Instant lookupAfter,
+      String requestId,
+      boolean tookOver)
       implements CborSerializable {
 
     public State {
@@ -575,7 +663,9 @@ public final class WorkItem
           null,
           AttemptBudget.startingAfter(0),
           0,
-          null);
+          null,
+          null,
+          false);
     }
 
     /** The holder of a lease that ended (expired, or is ending now) without an outcome from it. */
@@ -585,7 +675,9 @@ public final class WorkItem
 
     /** The budget once the current lease ends: a silent holder is a lost one. */
     AttemptBudget budgetAfterLeaseEnds() {
-      return silentHolder().map(holder -> budget.silentEnd(holder, token)).orElse(budget);
+      return silentHolder()
+          .map(holder -> budget.silentEnd(holder, token, leaseExpiresAt))
+          .orElse(budget);
     }
 
     /** The transitions are {@link StateChange}'s: OlderJournalEventsTest calls these three. */

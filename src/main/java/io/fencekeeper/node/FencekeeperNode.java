@@ -6,6 +6,7 @@ import io.fencekeeper.DaemonThreads;
 import io.fencekeeper.archive.RetentionSettings;
 import io.fencekeeper.dispatch.DispatchAgent;
 import io.fencekeeper.dispatch.NodeDispatcher;
+import io.fencekeeper.item.ExternalWorkers;
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.ItemSettings;
@@ -88,6 +89,7 @@ public final class FencekeeperNode implements AutoCloseable {
   private final Verifications verifications;
   private final EndedRuns ended;
   private final RetentionSettings retention;
+  private final ExternalWorkers externalWorkers;
 
   private FencekeeperNode(
       ActorSystem<Void> system,
@@ -103,7 +105,8 @@ public final class FencekeeperNode implements AutoCloseable {
       ProviderBudgets budgets,
       Verifications verifications,
       EndedRuns ended,
-      RetentionSettings retention) {
+      RetentionSettings retention,
+      ExternalWorkers externalWorkers) {
     this.system = system;
     this.settings = settings;
     this.database = database;
@@ -118,6 +121,7 @@ public final class FencekeeperNode implements AutoCloseable {
     this.verifications = verifications;
     this.ended = ended;
     this.retention = retention;
+    this.externalWorkers = externalWorkers;
   }
 
   /** How to start a node; tests replace the clock, the provider or the item gateway. */
@@ -200,11 +204,15 @@ public final class FencekeeperNode implements AutoCloseable {
     ItemShards shards =
         new ItemShards(
             system.settings().config().getInt("pekko.cluster.sharding.number-of-shards"));
+    // the lease API workers' last words, kept cluster-wide: how an item tells a lost one from one
+    // that is alive (docs/design.md, "Lost holders count")
+    ExternalWorkers externalWorkers = ExternalWorkers.start(system, b.clock);
     WorkItem.init(
         system,
         b.clock,
         new ItemSettings(settings.maxLease(), settings.quarantineAfterLosses()),
-        shards);
+        shards,
+        externalWorkers);
     system.systemActorOf(ReachabilityWatch.create(shards), "reachability-watch", Props.empty());
     ExecutorService blocking = blockingExecutor();
     RunItemStore runItems = new RunItemStore(database);
@@ -267,7 +275,8 @@ public final class FencekeeperNode implements AutoCloseable {
             b.clock,
             settings.maxRunLength(),
             catalog.entries().keySet(),
-            shards);
+            shards,
+            settings.maxLease());
     Map<String, PermitPool> pools = NodeWorkerPool.permitPools(system, catalog, keeper);
     Map<String, ProviderFactory.Started> providers =
         NodeWorkerPool.start(
@@ -318,7 +327,8 @@ public final class FencekeeperNode implements AutoCloseable {
         new ProviderBudgets(system, keeper, pools, Duration.ofSeconds(10)),
         verifications,
         ended,
-        retention);
+        retention,
+        externalWorkers);
   }
 
   /** How long an offer outlives its lease before the dispatcher hands the item out again. */
@@ -477,6 +487,11 @@ public final class FencekeeperNode implements AutoCloseable {
 
   public EntityRef<WorkItem.Command> item(ItemId itemId) {
     return ClusterSharding.get(system).entityRefFor(WorkItem.ENTITY_TYPE_KEY, itemId.value());
+  }
+
+  /** The lease API workers' last words (the API notes them, the items read them). */
+  public ExternalWorkers externalWorkers() {
+    return externalWorkers;
   }
 
   public ItemGateway items() {

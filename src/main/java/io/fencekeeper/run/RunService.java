@@ -3,6 +3,7 @@ package io.fencekeeper.run;
 import io.fencekeeper.DaemonThreads;
 import io.fencekeeper.Stages;
 import io.fencekeeper.item.ItemGateway;
+import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.ItemShards;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.run.RunCoordinator.ControlReply;
@@ -81,6 +82,7 @@ public final class RunService {
   private final StagingTable stagingTable;
   private final RunStaging staging;
   private final Set<String> providers;
+  private final ClaimNext claimNext;
 
   /** {@link #create(RunRequest)} waits for staging to end, however long a scope takes. */
   private static final Duration WAIT_TO_THE_END = Duration.ofDays(365);
@@ -97,7 +99,8 @@ public final class RunService {
       Clock clock,
       Duration maxRunLength,
       Set<String> providers,
-      ItemShards shards) {
+      ItemShards shards,
+      Duration maxLease) {
     this.system = system;
     this.providers = Set.copyOf(providers);
     this.clock = clock;
@@ -110,6 +113,15 @@ public final class RunService {
     this.blocking = blocking;
     this.askTimeout = askTimeout;
     this.stagingTable = new StagingTable(store.dataSource());
+    this.claimNext =
+        new ClaimNext(
+            system,
+            items,
+            new LeaseRequests(store.dataSource()),
+            blocking,
+            askTimeout,
+            clock,
+            maxLease);
     this.staging =
         new RunStaging(
             store,
@@ -223,81 +235,59 @@ public final class RunService {
 
   /**
    * The lease API for external workers: the next item of a running run, claimed for {@code
-   * workerId}; empty when nothing is claimable right now (or the run is not running). The
-   * dispatcher keeps treating the item as handed out until the lease runs out, so the external
-   * worker's outcome is learned from the item itself.
+   * workerId}; empty when nothing is claimable right now (or the run is not running).
    */
   public CompletionStage<Optional<WorkItem.Claimed>> claimNext(
       String runId, String workerId, Duration lease) {
-    return Stages.on(
-            AskPattern.<Receptionist.Command, Receptionist.Listing>ask(
-                system.receptionist(),
-                replyTo -> Receptionist.find(WorkProtocol.serviceKeyOf(runId), replyTo),
-                askTimeout,
-                system.scheduler()),
-            system.executionContext())
-        .thenCompose(
-            listing -> {
-              var dispatchers = listing.getServiceInstances(WorkProtocol.serviceKeyOf(runId));
-              if (dispatchers.isEmpty()) {
-                return CompletableFuture.completedFuture(Optional.<WorkItem.Claimed>empty());
-              }
-              return claimFrom(
-                  new java.util.ArrayList<>(localFirst(dispatchers)), workerId, lease, 5);
-            });
+    return claimNext(runId, workerId, lease, 5, null)
+        .thenApply(
+            answer ->
+                answer instanceof ClaimNext.Granted granted
+                    ? Optional.of(granted.claimed())
+                    : Optional.empty());
   }
 
   /**
-   * Every node dispatches the run's items it hosts: this node's dispatcher first (the claim stays
-   * on the node), then the others'.
+   * claim-next (docs/external-workers.md): the next item of the run claimed for {@code workerId},
+   * or why none is now. {@code requestId}: the client's name for this claim (null: none), repeated
+   * after a lost answer to get the same lease; {@code maxAttempts}: the run's.
    */
-  private static List<ActorRef<WorkProtocol.ToDispatcher>> localFirst(
-      Set<ActorRef<WorkProtocol.ToDispatcher>> dispatchers) {
-    List<ActorRef<WorkProtocol.ToDispatcher>> ordered = new java.util.ArrayList<>(dispatchers);
-    ordered.sort(
-        java.util.Comparator.comparing(
-            (ActorRef<WorkProtocol.ToDispatcher> d) -> !d.path().address().hasLocalScope()));
-    return ordered;
+  public CompletionStage<ClaimNext.Answer> claimNext(
+      String runId, String workerId, Duration lease, int maxAttempts, String requestId) {
+    return claimNext.claim(runId, workerId, lease, maxAttempts, requestId);
   }
 
-  private CompletionStage<Optional<WorkItem.Claimed>> claimFrom(
-      List<ActorRef<WorkProtocol.ToDispatcher>> dispatchers,
-      String workerId,
-      Duration lease,
-      int triesLeft) {
-    if (triesLeft == 0 || dispatchers.isEmpty()) {
-      return CompletableFuture.completedFuture(Optional.empty());
+  /**
+   * A lease API holder's command ended its attempt at {@code item} ({@code now}: the item as its
+   * answer shows it): the run's dispatchers learn it, so the one that handed the item out through
+   * claim-next settles it now (docs/external-workers.md), not a lease later. Best effort: without
+   * it the dispatcher asks the item once the lease it gave has run out.
+   */
+  public void attemptEnded(ItemId item, io.fencekeeper.item.ItemView now) {
+    AttemptResult result =
+        switch (now.status()) {
+          case DONE -> new AttemptResult.Done();
+          case FAILED -> new AttemptResult.Failed(now.lastError());
+          case PENDING ->
+              new AttemptResult.RetryAt(now.retryAt() != null ? now.retryAt() : clock.instant());
+          default -> null; // still leased, or closed or quarantined by someone else: theirs to say
+        };
+    if (result == null) {
+      return;
     }
-    ActorRef<WorkProtocol.ToDispatcher> dispatcher = dispatchers.get(0);
-    return Stages.on(
-            AskPattern.<WorkProtocol.ToDispatcher, WorkProtocol.WorkBatch>ask(
-                dispatcher,
-                replyTo -> new WorkProtocol.RequestWork(1, true, replyTo),
+    var key = WorkProtocol.serviceKeyOf(item.runId());
+    Stages.on(
+            AskPattern.<Receptionist.Command, Receptionist.Listing>ask(
+                system.receptionist(),
+                replyTo -> Receptionist.find(key, replyTo),
                 askTimeout,
                 system.scheduler()),
             system.executionContext())
-        .thenCompose(
-            batch -> {
-              if (batch.offers().isEmpty()) {
-                // nothing on this node's shards now: the next node's dispatcher
-                return claimFrom(
-                    dispatchers.subList(1, dispatchers.size()), workerId, lease, triesLeft);
-              }
-              WorkProtocol.WorkOffer offer = batch.offers().get(0);
-              return items
-                  .claim(offer.itemId(), workerId, lease, offer.maxAttempts())
-                  .thenCompose(
-                      reply -> {
-                        if (reply instanceof WorkItem.Claimed claimed) {
-                          return CompletableFuture.completedFuture(Optional.of(claimed));
-                        }
-                        // not claimable after all: let the dispatcher know, try the next one
-                        dispatcher.tell(
-                            new WorkProtocol.Settled(
-                                offer.seq(), AttemptResult.ofClaimAnswer(reply, clock.instant())));
-                        return claimFrom(dispatchers, workerId, lease, triesLeft - 1);
-                      });
-            });
+        .thenAccept(
+            listing ->
+                listing
+                    .getServiceInstances(key)
+                    .forEach(d -> d.tell(new WorkProtocol.SettledElsewhere(item, result))));
   }
 
   /**

@@ -5,6 +5,7 @@ import io.fencekeeper.item.ItemId;
 import io.fencekeeper.provider.ProviderName;
 import io.fencekeeper.provider.budget.ThrottleShare;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.receptionist.ServiceKey;
@@ -79,6 +80,15 @@ public final class WorkProtocol {
   public record CallsMade(ThrottleShare.Calls calls) implements ToDispatcher {}
 
   /**
+   * An attempt of the lease API ended ({@code result}, read from the item's answer to its holder's
+   * last command): the dispatcher that handed {@code itemId} out through claim-next, if any,
+   * settles it now rather than when the lease would have ended. Sent to every dispatcher of the
+   * run: the API does not know which node's dispatcher gave the item out; the others have nothing
+   * to settle.
+   */
+  public record SettledElsewhere(ItemId itemId, AttemptResult result) implements ToDispatcher {}
+
+  /**
    * The endings of a pool's attempts at items it stole from another node's dispatcher, sent
    * together (at most a few times a second) rather than one message each across the network.
    */
@@ -101,17 +111,42 @@ public final class WorkProtocol {
   }
 
   /**
+   * Why a dispatcher asked to answer at once (the lease API's claim-next) has nothing to hand out
+   * now (docs/external-workers.md, "claim-next"): the run's cap on this node is reached while items
+   * are ready; every open item is in flight or waits for a time (a lease, a back-off; or its shards
+   * are still being paged in); or nothing is open here at all (every item settled or quarantined).
+   */
+  public enum NothingNow {
+    AT_CAP,
+    WAITING,
+    DRAINED
+  }
+
+  /**
    * The answer to a {@link RequestWork}; empty and {@code finished} when the run stopped; empty and
    * {@code dry} when the dispatcher has nothing to hand out for now (every item of its node's
-   * shards is done, in flight or waiting), so the pool may steal from other nodes' dispatchers.
+   * shards is done, in flight or waiting), so the pool may steal from other nodes' dispatchers. An
+   * empty answer to a request answered at once says why ({@code nothingNow}, null from a node of an
+   * earlier version) and when to ask again ({@code retryAt}, or null).
    */
   public record WorkBatch(
       String runId,
       List<WorkOffer> offers,
       boolean finished,
       ActorRef<ToDispatcher> dispatcher,
-      boolean dry)
+      boolean dry,
+      NothingNow nothingNow,
+      Instant retryAt)
       implements CborSerializable {
+
+    public WorkBatch(
+        String runId,
+        List<WorkOffer> offers,
+        boolean finished,
+        ActorRef<ToDispatcher> dispatcher,
+        boolean dry) {
+      this(runId, offers, finished, dispatcher, dry, null, null);
+    }
 
     public WorkBatch(
         String runId, List<WorkOffer> offers, boolean finished, ActorRef<ToDispatcher> dispatcher) {

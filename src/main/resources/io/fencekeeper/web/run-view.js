@@ -311,7 +311,7 @@ export function runView(main, runId) {
     }
     const blocker = actionBlocker();
     fill(table, page.items.length === 0
-      ? h('p', { class: 'muted' }, filter.value ? `No ${filter.value} items on this page of the scope${page.nextAfter ? ': try the next page' : ''}.` : 'No items.')
+      ? h('p', { class: 'muted' }, filter.value ? `No ${filter.value} items on this page of the scope${page.nextAfter != null ? ': try the next page' : ''}.` : 'No items.')
       : h('table', { class: 'table' },
         h('caption', { class: 'visually-hidden' }, 'Items of the run in scope order'),
         h('thead', {}, h('tr', {}, ['#', 'Item', 'Status', 'Attempt', 'Owner', 'Token', 'Effect', 'Last error', ''].map((c) => h('th', { scope: 'col' }, c)))),
@@ -330,7 +330,7 @@ export function runView(main, runId) {
     fill(pager,
       h('button', { type: 'button', disabled: cursors.length === 1, onclick: () => { cursors = [null]; loadItems(); } }, 'First page'),
       h('button', { type: 'button', disabled: cursors.length === 1, onclick: () => { cursors.pop(); loadItems(); } }, 'Previous page'),
-      h('button', { type: 'button', disabled: !page.nextAfter, onclick: () => { cursors.push(page.nextAfter); loadItems(); } }, 'Next page'),
+      h('button', { type: 'button', disabled: page.nextAfter == null, onclick: () => { cursors.push(page.nextAfter); loadItems(); } }, 'Next page'),
       h('span', { class: 'muted' }, ` page ${cursors.length}`));
   }
 

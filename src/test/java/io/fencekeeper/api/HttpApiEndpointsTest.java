@@ -188,8 +188,12 @@ class HttpApiEndpointsTest {
         leased.tree().path("items").get(0).path("item").path("itemId").asText());
   }
 
+  /**
+   * claim-next hands out each item once; then, with both leased, it says nothing is ready (429 with
+   * Retry-After), and once both are DONE that the run is drained (204) or has ended (409).
+   */
   @Test
-  void claimNextHandsOutEachItemOnceThen204() {
+  void claimNextHandsOutEachItemOnceThenSaysWhyNothingIsLeft() {
     String runId = api.createRun(ApiTestNode.newJob("next"), 2);
     String path = "/api/runs/" + seg(runId) + "/claim-next";
     String body = "{\"workerId\":\"ext-1\",\"leaseMillis\":30000}";
@@ -207,7 +211,30 @@ class HttpApiEndpointsTest {
             "a second claim-next");
     assertFalse(first.tree().path("itemId").asText().equals(second.tree().path("itemId").asText()));
     assertEquals(runId, first.tree().path("runId").asText());
-    assertEquals(204, api.post(path, body).status());
+    ApiTestNode.Answer leased = api.post(path, body);
+    assertEquals(429, leased.status(), leased.body());
+    assertEquals("nothing_ready", leased.error());
+    assertTrue(leased.headers().firstValue("Retry-After").isPresent(), "Retry-After");
+    for (ApiTestNode.Answer claim : List.of(first, second)) {
+      String item = "/api/items/" + seg(claim.tree().path("itemId").asText());
+      ApiTestNode.Answer done =
+          api.post(
+              item + "/complete",
+              "{\"workerId\":\"ext-1\",\"token\":"
+                  + claim.tree().path("token").asLong()
+                  + ",\"outcome\":{\"kind\":\"APPLIED\",\"providerReference\":\"e-1\"}}");
+      assertEquals(200, done.status(), done.body());
+      assertEquals("DONE", done.tree().path("status").asText());
+    }
+    ApiTestNode.Answer drained =
+        ApiTestNode.await(
+            () -> api.post(path, body),
+            a -> a.status() == 204 || a.status() == 409,
+            Duration.ofSeconds(20),
+            "drained (204) or ended (409)");
+    if (drained.status() == 409) {
+      assertEquals("run_ended", drained.error(), drained.body());
+    }
   }
 
   @Test

@@ -29,7 +29,8 @@ class LayeringTest {
       (Location location) ->
           !location.contains("/test-classes/")
               || ((location.contains("/io/fencekeeper/bench/")
-                      || location.contains("/io/fencekeeper/localdb/"))
+                      || location.contains("/io/fencekeeper/localdb/")
+                      || location.contains("/io/fencekeeper/sdk/"))
                   && !location.matches(TEST_CLASS));
 
   static final JavaClasses CLASSES =
@@ -132,6 +133,39 @@ class LayeringTest {
         .should()
         .dependOnClassesThat()
         .resideInAPackage("io.fencekeeper.(*)..")
+        .check(CLASSES);
+  }
+
+  /**
+   * The SDK jars teams build on (the external worker client: docs/external-workers.md) stand alone:
+   * nothing of the product, nor of Pekko, Scala or Typesafe's config; the product may use them,
+   * never the reverse.
+   */
+  @Test
+  void theSdkDependsOnNothingOfTheProductNorOfPekko() {
+    com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses()
+        .that()
+        .resideInAPackage("io.fencekeeper.sdk..")
+        .should()
+        .dependOnClassesThat()
+        .resideInAnyPackage(
+            "io.fencekeeper",
+            "io.fencekeeper.api..",
+            "io.fencekeeper.archive..",
+            "io.fencekeeper.bench..",
+            "io.fencekeeper.cli..",
+            "io.fencekeeper.dispatch..",
+            "io.fencekeeper.item..",
+            "io.fencekeeper.journal..",
+            "io.fencekeeper.localdb..",
+            "io.fencekeeper.node..",
+            "io.fencekeeper.provider..",
+            "io.fencekeeper.run..",
+            "io.fencekeeper.verify..",
+            "io.fencekeeper.worker..",
+            "org.apache.pekko..",
+            "scala..",
+            "com.typesafe..")
         .check(CLASSES);
   }
 }

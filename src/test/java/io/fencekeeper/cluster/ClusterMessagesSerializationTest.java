@@ -69,6 +69,29 @@ class ClusterMessagesSerializationTest {
     assertEquals(report, roundTrip(report));
   }
 
+  /**
+   * Issue 51: the lease API's ending of an attempt reaches every dispatcher of the run, and a
+   * dispatcher's empty answer to claim-next says why, across nodes.
+   */
+  @Test
+  void claimNextsMessagesCrossTheWire() {
+    var item =
+        io.fencekeeper.item.ItemId.of(
+            "nightly", java.time.LocalDate.parse("2026-11-29"), "acct-1", "c-1");
+    var ended = new WorkProtocol.SettledElsewhere(item, new AttemptResult.Done());
+    assertEquals(ended, roundTrip(ended));
+    var empty =
+        new WorkProtocol.WorkBatch(
+            "nightly/2026-11-29",
+            List.of(),
+            false,
+            testKit.<WorkProtocol.ToDispatcher>createTestProbe().getRef(),
+            false,
+            WorkProtocol.NothingNow.AT_CAP,
+            Instant.parse("2026-11-29T01:00:01Z"));
+    assertEquals(empty, testKit.serializationTestKit().verifySerialization(empty, true));
+  }
+
   /** A leaving pool's word reaches a dispatcher on another node, with the pool to drop. */
   @Test
   void aLeavingPoolCrossesTheWire() {

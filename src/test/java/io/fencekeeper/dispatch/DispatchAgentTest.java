@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.Config;
+import io.fencekeeper.item.ExternalWorkers;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.ItemSettings;
 import io.fencekeeper.item.ItemShards;
@@ -87,7 +88,11 @@ class DispatchAgentTest {
     testKit = ActorTestKit.create("DispatchAgentTest", config);
     shards = new ItemShards(100);
     WorkItem.init(
-        testKit.system(), Clock.systemUTC(), new ItemSettings(Duration.ofMinutes(5), 2), shards);
+        testKit.system(),
+        Clock.systemUTC(),
+        new ItemSettings(Duration.ofMinutes(5), 2),
+        shards,
+        ExternalWorkers.NONE);
     Cluster cluster = Cluster.get(testKit.system());
     cluster.manager().tell(Join.create(cluster.selfMember().address()));
     Await.until(

@@ -47,6 +47,9 @@ class OlderJournalEventsTest {
     if (type == WorkItem.LeaseGranted.class) {
       return new WorkItem.LeaseGranted("w-1", 1, 1, 5, at, null, 7, at);
     }
+    if (type == WorkItem.LeaseReleased.class) {
+      return new WorkItem.LeaseReleased(1, at);
+    }
     return type == WorkItem.ItemCompleted.class
         ? new WorkItem.ItemCompleted(1, null, false, 0, at)
         : new WorkItem.EffectRecorded(1, null, false, at);
@@ -71,11 +74,33 @@ class OlderJournalEventsTest {
         (WorkItem.LeaseGranted) replay(WorkItem.LeaseGranted.class, granted);
 
     assertEquals(0, old.holderIncarnation());
+    assertNull(old.requestId(), "claims had no request id then: none can be repeated");
     assertEquals("pekko://fencekeeper@10.0.0.8:25520/w1", old.previousOwner());
     WorkItem.State state = WorkItem.State.initial().onLeaseGranted(old);
     assertEquals(0, state.ownerIncarnation());
     assertEquals(WorkItem.Status.LEASED, state.status());
     assertEquals(4, state.token());
+  }
+
+  /**
+   * A release journaled before releases could be unused (a claim abandoned unanswered) broke the
+   * run of losses, as every release did then: it still does on replay.
+   */
+  @Test
+  void anOlderLeaseReleasedReplaysAsAReleaseThatBreaksTheRunOfLosses() throws Exception {
+    Map<String, Object> released = new LinkedHashMap<>();
+    released.put("token", 2);
+    released.put("at", "2026-11-29T01:01:00Z");
+    WorkItem.LeaseReleased old =
+        (WorkItem.LeaseReleased) replay(WorkItem.LeaseReleased.class, released);
+    assertEquals(false, old.unused());
+    Instant at = Instant.parse("2026-11-29T01:00:00Z");
+    WorkItem.State state =
+        WorkItem.State.initial()
+            .onLeaseGranted(new WorkItem.LeaseGranted("a/w1", 1, 1, 5, at, null, 0, at))
+            .onLeaseGranted(new WorkItem.LeaseGranted("b/w1", 2, 2, 5, at, null, 0, at));
+    assertEquals(1, state.budget().consecutiveLosses());
+    assertEquals(0, StateChange.released(state, old).budget().consecutiveLosses());
   }
 
   @Test

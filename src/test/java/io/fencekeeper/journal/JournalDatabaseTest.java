@@ -60,9 +60,9 @@ class JournalDatabaseTest {
     TestDatabases.Target target = TestDatabases.h2File(dataDir);
     assertMigratesOnce(
         target,
-        8,
+        9,
         "journal, run items, lookup index, unique accounts, run staging, run_item shard, run_record,"
-            + " run archive");
+            + " run archive, lease requests");
   }
 
   @Test
@@ -70,9 +70,9 @@ class JournalDatabaseTest {
     TestDatabases.Target target = TestDatabases.freshPostgres();
     assertMigratesOnce(
         target,
-        9,
+        10,
         "journal, run items, lookup index, unique accounts, run staging, run_item fillfactor,"
-            + " run_item shard, run_record, run archive");
+            + " run_item shard, run_record, run archive, lease requests");
     try (Connection c =
             DriverManager.getConnection(target.url(), target.user(), target.password());
         ResultSet rs =

@@ -22,6 +22,12 @@ public class ForwardingItemGateway implements ItemGateway {
   }
 
   @Override
+  public CompletionStage<WorkItem.Reply> claim(
+      ItemId item, String workerId, Duration lease, int maxAttempts, String requestId) {
+    return items.claim(item, workerId, lease, maxAttempts, requestId);
+  }
+
+  @Override
   public void claimAbandoned(ItemId item, String workerId) {
     items.claimAbandoned(item, workerId);
   }

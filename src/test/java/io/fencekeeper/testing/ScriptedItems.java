@@ -118,7 +118,9 @@ public final class ScriptedItems implements ItemGateway {
         false,
         view(item, Status.LEASED, token, effect),
         Set.of(),
-        lookupAfter);
+        lookupAfter,
+        null,
+        null);
   }
 
   private CompletionStage<Reply> send(

@@ -5,6 +5,7 @@ import static org.apache.pekko.http.javadsl.server.Directives.complete;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeoutException;
 import org.apache.pekko.http.javadsl.model.ContentTypes;
@@ -120,6 +121,14 @@ public final class ApiErrors {
     }
     if (response.status() == 401) {
       http = http.addHeader(RawHeader.create("WWW-Authenticate", "Bearer realm=\"fencekeeper\""));
+    }
+    if (response.json() instanceof Map<?, ?> body
+        && body.get("retryAfterMillis") instanceof Number wait) {
+      // an answer that says when to ask again says it in HTTP's words too: whole seconds, up
+      http =
+          http.addHeader(
+              RawHeader.create(
+                  "Retry-After", String.valueOf(Math.max(1, (wait.longValue() + 999) / 1000))));
     }
     try {
       return http.withEntity(

@@ -101,6 +101,11 @@ public final class JsonBody {
     return value == null || value.isNull() ? null : value;
   }
 
+  /** Whether the body gives {@code field} a value (null counts as not given). */
+  public boolean has(String field) {
+    return present(field) != null;
+  }
+
   public String requireString(String field, int maxLength) {
     return optionalString(field, maxLength)
         .orElseThrow(() -> ApiError.badRequest(field, field + " is required"));
@@ -195,7 +200,24 @@ public final class JsonBody {
   }
 
   /** A lease in milliseconds: positive and no longer than {@code max}. */
+  /**
+   * A lease in milliseconds, 1 to {@code max} (fencekeeper.item.max-lease): a longer one is refused
+   * naming the field and the limit, never cut.
+   */
   public Duration requireLease(String field, Duration max) {
+    JsonNode value = present(field);
+    if (value != null
+        && value.isIntegralNumber()
+        && (!value.canConvertToLong() || value.longValue() > max.toMillis())) {
+      throw new ApiError(
+          400,
+          "bad_request",
+          field
+              + " must be between 1 and "
+              + max.toMillis()
+              + " (fencekeeper.item.max-lease); a longer lease is refused, never cut",
+          java.util.Map.of("field", field, "limit", max.toMillis()));
+    }
     long millis = requireLong(field, 1, max.toMillis());
     return Duration.ofMillis(millis);
   }

@@ -9,6 +9,7 @@ import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.governor.GovernorSettings;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -25,14 +26,24 @@ public final class ApiViews {
    * cleanup may have been sent; the worker looks the key up only after it plus its clock-skew
    * allowance (docs/provider-protocol.md, "The deadline").
    */
+  /**
+   * The answer to a claim (docs/external-workers.md, "The claim answer"): the item, the key and the
+   * fencing token to carry to the target, the lease granted (its expiry by the node's clock, its
+   * length from {@code nodeTime}, the node's clock when it answered), the attempt, the effect as
+   * the item knows it and what the worker must do first about it.
+   */
   public record ClaimView(
       String itemId,
+      String idempotencyKey,
       long token,
       Instant leaseExpiresAt,
+      long leaseMillis,
+      Instant nodeTime,
       int attempt,
       WorkItem.EffectStatus effect,
-      String idempotencyKey,
+      FirstStep firstStep,
       boolean takeover,
+      String requestId,
       String runId,
       String accountId,
       String cursor,
@@ -40,18 +51,43 @@ public final class ApiViews {
 
     public static ClaimView of(WorkItem.Claimed claimed) {
       ItemId id = ItemId.parse(claimed.itemId());
+      Instant answered = claimed.answeredAt() != null ? claimed.answeredAt() : Instant.now();
       return new ClaimView(
           claimed.itemId(),
+          claimed.idempotencyKey(),
           claimed.token(),
           claimed.leaseExpiresAt(),
+          Math.max(0, Duration.between(answered, claimed.leaseExpiresAt()).toMillis()),
+          answered,
           claimed.attempt(),
           claimed.effect(),
-          claimed.idempotencyKey(),
+          FirstStep.of(claimed.effect()),
           claimed.takeover(),
+          claimed.requestId(),
           id.runId(),
           id.accountId(),
           id.cursor(),
           claimed.lookupAfter());
+    }
+  }
+
+  /**
+   * What a worker holding a lease must do first: {@code APPLY} (no effect is known: plan, then
+   * apply with the key and the token), {@code LOOKUP} (AMBIGUOUS: look the key up at the target
+   * before anything else, record what it found or apply if nothing), {@code COMPLETE} (RECORDED:
+   * complete; never send the effect again).
+   */
+  public enum FirstStep {
+    APPLY,
+    LOOKUP,
+    COMPLETE;
+
+    static FirstStep of(WorkItem.EffectStatus effect) {
+      return switch (effect) {
+        case NONE -> APPLY;
+        case AMBIGUOUS -> LOOKUP;
+        case RECORDED -> COMPLETE;
+      };
     }
   }
 

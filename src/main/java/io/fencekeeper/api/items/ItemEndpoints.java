@@ -7,9 +7,11 @@ import io.fencekeeper.api.http.ApiError;
 import io.fencekeeper.api.http.ApiIds;
 import io.fencekeeper.api.http.ApiResponse;
 import io.fencekeeper.api.http.JsonBody;
+import io.fencekeeper.item.ExternalWorkers;
 import io.fencekeeper.item.ItemAudit;
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.RequestId;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.run.RunItemStore;
 import io.fencekeeper.run.RunService;
@@ -41,6 +43,7 @@ public final class ItemEndpoints {
   private final RunItemStore queries;
   private final Executor blocking;
   private final Duration maxLease;
+  private final ExternalWorkers words;
   private final Set<String> knownItems = ConcurrentHashMap.newKeySet();
 
   public ItemEndpoints(
@@ -50,7 +53,8 @@ public final class ItemEndpoints {
       ItemAudit audit,
       RunItemStore queries,
       Executor blocking,
-      Duration maxLease) {
+      Duration maxLease,
+      ExternalWorkers words) {
     this.mapper = mapper;
     this.runs = runs;
     this.items = items;
@@ -58,6 +62,7 @@ public final class ItemEndpoints {
     this.queries = queries;
     this.blocking = blocking;
     this.maxLease = maxLease;
+    this.words = words;
   }
 
   /** The run of an item that exists in that run's scope; 404 otherwise. */
@@ -98,6 +103,23 @@ public final class ItemEndpoints {
     return requireKnown(id).thenCompose(send).thenApply(ItemReplies::toResponse);
   }
 
+  /**
+   * A holder's command that may end its attempt (complete, fail, release): once accepted, the run's
+   * dispatchers learn how the attempt ended.
+   */
+  private CompletionStage<ApiResponse> ending(
+      ApiCall call, Function<RunView, CompletionStage<WorkItem.Reply>> send, ItemId id) {
+    return requireKnown(id)
+        .thenCompose(send)
+        .thenApply(
+            reply -> {
+              if (reply instanceof WorkItem.Accepted accepted) {
+                runs.attemptEnded(id, accepted.item());
+              }
+              return ItemReplies.toResponse(reply);
+            });
+  }
+
   public CompletionStage<ApiResponse> get(ApiCall call) {
     ItemId id = ApiIds.itemId(call.param(0));
     return command(call, run -> items.get(id), id);
@@ -128,10 +150,12 @@ public final class ItemEndpoints {
 
   public CompletionStage<ApiResponse> claim(ApiCall call) {
     ItemId id = ApiIds.itemId(call.param(0));
-    JsonBody body = JsonBody.parse(mapper, call.body(), Set.of("workerId", "leaseMillis"));
+    JsonBody body =
+        JsonBody.parse(mapper, call.body(), Set.of("workerId", "leaseMillis", "requestId"));
     String workerId = worker(body);
     Duration lease = body.requireLease("leaseMillis", maxLease);
-    return command(call, run -> items.claim(id, workerId, lease, run.maxAttempts()), id);
+    String requestId = requestId(body);
+    return command(call, run -> items.claim(id, workerId, lease, run.maxAttempts(), requestId), id);
   }
 
   public CompletionStage<ApiResponse> renew(ApiCall call) {
@@ -152,7 +176,8 @@ public final class ItemEndpoints {
     return command(call, run -> items.recordEffect(id, workerId, token, outcome), id);
   }
 
-  private WorkItem.EffectOutcome outcome(JsonNode node) {
+  /** An outcome object as the caller sent it, checked field by field. */
+  public WorkItem.EffectOutcome outcome(JsonNode node) {
     JsonBody outcome;
     try {
       outcome =
@@ -201,12 +226,22 @@ public final class ItemEndpoints {
     return command(call, run -> items.markAmbiguous(id, workerId, token, reason), id);
   }
 
+  /**
+   * DONE. With an {@code outcome}, the effect is recorded and the item completed in one journal
+   * event (the worker's last step, as a node's own workers take it); without one, an effect must be
+   * recorded already. Either, repeated by the lease that completed the item, answers the same.
+   */
   public CompletionStage<ApiResponse> complete(ApiCall call) {
     ItemId id = ApiIds.itemId(call.param(0));
-    JsonBody body = JsonBody.parse(mapper, call.body(), Set.of("workerId", "token"));
+    JsonBody body = JsonBody.parse(mapper, call.body(), Set.of("workerId", "token", "outcome"));
     String workerId = worker(body);
     long token = token(body);
-    return command(call, run -> items.complete(id, workerId, token), id);
+    if (body.has("outcome")) {
+      WorkItem.EffectOutcome outcome = outcome(body.requireObject("outcome"));
+      return ending(
+          call, run -> items.recordEffectAndComplete(id, workerId, token, outcome, 0), id);
+    }
+    return ending(call, run -> items.complete(id, workerId, token), id);
   }
 
   public CompletionStage<ApiResponse> fail(ApiCall call) {
@@ -224,7 +259,7 @@ public final class ItemEndpoints {
         body.optionalLong("retryAfterMillis", 0, Duration.ofDays(1).toMillis())
             .map(Duration::ofMillis)
             .orElse(null);
-    return command(
+    return ending(
         call, run -> items.fail(id, workerId, token, error, retryable, retryAfter, 0), id);
   }
 
@@ -233,18 +268,35 @@ public final class ItemEndpoints {
     JsonBody body = JsonBody.parse(mapper, call.body(), Set.of("workerId", "token"));
     String workerId = worker(body);
     long token = token(body);
-    return command(call, run -> items.release(id, workerId, token), id);
+    return ending(call, run -> items.release(id, workerId, token), id);
   }
 
   /**
    * The worker that holds the lease: a command counts only from it. It is journaled and shown as it
-   * is, so it must be printable.
+   * is, so it must be printable. Every lease command is the worker's word: it is alive, which an
+   * item that counts its lost holders asks about (docs/design.md, "Lost holders count").
    */
-  public static String worker(JsonBody body) {
+  String worker(JsonBody body) {
+    String workerId = requireWorker(body);
+    words.heard(workerId);
+    return workerId;
+  }
+
+  /** The {@code workerId} of a lease command's body, checked: printable, 1-200 characters. */
+  public static String requireWorker(JsonBody body) {
     return body.requirePrintable("workerId", 200);
   }
 
-  private static long token(JsonBody body) {
+  /** A claim's optional {@code requestId}: {@link RequestId#RULE}, else 400 naming the field. */
+  public static String requestId(JsonBody body) {
+    String requestId = body.optionalString("requestId", 64).orElse(null);
+    if (requestId != null && !RequestId.valid(requestId)) {
+      throw ApiError.badRequest("requestId", "requestId must be " + RequestId.RULE);
+    }
+    return requestId;
+  }
+
+  private long token(JsonBody body) {
     return body.requireLong("token", 0, Long.MAX_VALUE);
   }
 

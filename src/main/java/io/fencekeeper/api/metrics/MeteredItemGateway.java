@@ -66,6 +66,12 @@ public final class MeteredItemGateway implements ItemGateway {
   }
 
   @Override
+  public CompletionStage<Reply> claim(
+      ItemId item, String workerId, Duration lease, int maxAttempts, String requestId) {
+    return observe("claim", () -> delegate.claim(item, workerId, lease, maxAttempts, requestId));
+  }
+
+  @Override
   public void claimAbandoned(ItemId item, String workerId) {
     delegate.claimAbandoned(item, workerId);
   }

@@ -76,9 +76,7 @@ public final class ItemPages {
                         Map<String, Object> body = new LinkedHashMap<>();
                         body.put("runId", runId);
                         body.put("items", page);
-                        body.put(
-                            "nextAfter",
-                            more && lastSeq != null ? Integer.toString(lastSeq) : null);
+                        body.put("nextAfter", more && lastSeq != null ? lastSeq : null);
                         return body;
                       });
             });

@@ -10,7 +10,10 @@ import io.fencekeeper.api.http.JsonBody;
 import io.fencekeeper.api.items.ApiViews;
 import io.fencekeeper.api.items.ItemEndpoints;
 import io.fencekeeper.api.metrics.ApiMetrics;
+import io.fencekeeper.item.ExternalWorkers;
 import io.fencekeeper.item.WorkItem;
+import io.fencekeeper.run.ClaimNext;
+import io.fencekeeper.run.Counts;
 import io.fencekeeper.run.CreateOutcome;
 import io.fencekeeper.run.RunCoordinator;
 import io.fencekeeper.run.RunFilter;
@@ -22,6 +25,7 @@ import io.fencekeeper.run.scope.Scope;
 import io.fencekeeper.run.scope.ScopeException;
 import io.fencekeeper.run.scope.ScopeRefused;
 import io.fencekeeper.run.scope.ScopeTooLarge;
+import io.fencekeeper.worker.WorkProtocol;
 import java.io.IOException;
 import java.io.InputStream;
 import java.time.Duration;
@@ -53,6 +57,7 @@ public final class RunEndpoints {
   private final ApiMetrics metrics;
   private final Duration maxLease;
   private final RunIntakeSettings intake;
+  private final ExternalWorkers words;
 
   public RunEndpoints(
       ObjectMapper mapper,
@@ -61,7 +66,8 @@ public final class RunEndpoints {
       Supplier<GovernorSettings> governor,
       ApiMetrics metrics,
       Duration maxLease,
-      RunIntakeSettings intake) {
+      RunIntakeSettings intake,
+      ExternalWorkers words) {
     this.mapper = mapper;
     this.runs = runs;
     this.pages = pages;
@@ -69,6 +75,7 @@ public final class RunEndpoints {
     this.metrics = metrics;
     this.maxLease = maxLease;
     this.intake = intake;
+    this.words = words;
   }
 
   private Object view(RunView run) {
@@ -263,18 +270,88 @@ public final class RunEndpoints {
     }
   }
 
+  /**
+   * claim-next (docs/external-workers.md): 200 with a lease; 204 when the run is drained (nothing
+   * open for any worker: every item settled or quarantined); 429 with Retry-After when items are
+   * open but none can be handed out now ({@code run_at_cap}: the run's cap is reached; {@code
+   * nothing_ready}: every open item is leased or waits for a time); 503 {@code run_staging} with
+   * Retry-After; 409 {@code run_ended} / {@code run_cancelled}; 410 {@code run_archived}.
+   */
   public CompletionStage<ApiResponse> claimNext(ApiCall call) {
-    JsonBody body = JsonBody.parse(mapper, call.body(), Set.of("workerId", "leaseMillis"));
-    String workerId = ItemEndpoints.worker(body);
+    JsonBody body =
+        JsonBody.parse(mapper, call.body(), Set.of("workerId", "leaseMillis", "requestId"));
+    String workerId = ItemEndpoints.requireWorker(body);
     Duration lease = body.requireLease("leaseMillis", maxLease);
-    return requireItemsHere(call)
-        .thenCompose(run -> runs.claimNext(run.runId(), workerId, lease))
-        .thenApply(
-            claimed -> {
-              metrics.claim("api-next", claimed.isPresent() ? "claimed" : "nothing_ready");
-              return claimed
-                  .map(c -> ApiResponse.ok(ApiViews.ClaimView.of(c)))
-                  .orElseGet(ApiResponse::noContent);
+    String requestId = ItemEndpoints.requestId(body);
+    words.heard(workerId);
+    return requireRun(call)
+        .thenCompose(
+            run -> {
+              ApiViews.requireItemsHere(run);
+              requireRunning(run);
+              return runs.claimNext(run.runId(), workerId, lease, run.maxAttempts(), requestId)
+                  .thenApply(answer -> claimNextAnswer(run, answer));
             });
+  }
+
+  /** A run that is not RUNNING hands nothing out: why, and whether to ask again. */
+  private static void requireRunning(RunView run) {
+    switch (run.state()) {
+      case RUNNING -> {}
+      case STAGING ->
+          throw new ApiError(
+              503,
+              "run_staging",
+              "run " + run.runId() + " is still STAGING its scope: ask again later",
+              Map.of("retryAfterMillis", STAGING_RETRY.toMillis()));
+      case CANCELLED ->
+          throw new ApiError(
+              409, "run_cancelled", "run " + run.runId() + " was CANCELLED: nothing to claim");
+      default ->
+          throw new ApiError(
+              409,
+              "run_ended",
+              "run " + run.runId() + " ended " + run.state() + ": nothing to claim",
+              Map.of("state", run.state().name()));
+    }
+  }
+
+  private static final Duration STAGING_RETRY = Duration.ofSeconds(2);
+
+  /** The longest Retry-After claim-next asks for: a wait it computed longer is asked again. */
+  private static final Duration LONGEST_WAIT = Duration.ofSeconds(30);
+
+  private ApiResponse claimNextAnswer(RunView run, ClaimNext.Answer answer) {
+    if (answer instanceof ClaimNext.Granted granted) {
+      metrics.claim("api-next", "claimed");
+      return ApiResponse.ok(ApiViews.ClaimView.of(granted.claimed()));
+    }
+    metrics.claim("api-next", "nothing_ready");
+    ClaimNext.Nothing nothing = (ClaimNext.Nothing) answer;
+    Counts counts = run.counts();
+    boolean settled =
+        counts.done() + counts.failed() + counts.closed() + counts.quarantined() >= counts.total();
+    if (nothing.why() == WorkProtocol.NothingNow.DRAINED && settled) {
+      return ApiResponse.noContent();
+    }
+    long wait = Math.min(Math.max(100, nothing.retryAfter().toMillis()), LONGEST_WAIT.toMillis());
+    if (nothing.why() == WorkProtocol.NothingNow.AT_CAP) {
+      throw new ApiError(
+          429,
+          "run_at_cap",
+          "run "
+              + run.runId()
+              + " has as many items in flight as its cap allows (the governor, the provider's"
+              + " budget): ask again after retryAfterMillis",
+          Map.of("retryAfterMillis", wait));
+    }
+    throw new ApiError(
+        429,
+        "nothing_ready",
+        "every open item of run "
+            + run.runId()
+            + " is leased or waits for a time (a lease, a back-off): ask again after"
+            + " retryAfterMillis",
+        Map.of("retryAfterMillis", wait));
   }
 }

@@ -94,7 +94,8 @@ class JsonBodyTest {
     assertRefused(
         () -> body("{\"leaseMillis\": 3600001}").requireLease("leaseMillis", Duration.ofHours(1)),
         "bad_request",
-        "leaseMillis must be between 1 and 3600000");
+        "leaseMillis must be between 1 and 3600000 (fencekeeper.item.max-lease); a longer lease is"
+            + " refused, never cut");
   }
 
   @Test

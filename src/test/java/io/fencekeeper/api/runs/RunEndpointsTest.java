@@ -272,9 +272,10 @@ class RunEndpointsTest {
 
     assertEquals(ApiTestNode.itemId(runId, 1), claimed.tree().path("itemId").asText());
     assertTrue(claimed.tree().path("token").asLong() > 0, claimed.body());
-    assertEquals(204, nothing.status(), nothing.body());
+    assertEquals(429, nothing.status(), nothing.body());
+    assertEquals("nothing_ready", nothing.error(), "its one item is leased");
     assertEquals(claimedBefore + 1, claimedAfter, "one item handed out, counted once");
-    assertEquals(nothingBefore + 1, claims("nothing_ready"), "the 204 counted as nothing ready");
+    assertEquals(nothingBefore + 1, claims("nothing_ready"), "the 429 counted as nothing ready");
   }
 
   /** The node's count of claim-next answers with {@code outcome}, from its /metrics. */
