@@ -110,7 +110,7 @@ final class StateChange {
   }
 
   static State released(State item, WorkItem.LeaseReleased e) {
-    return unheld(item, Status.PENDING, item.budget().holderReported()).state();
+    return unheld(item, Status.PENDING, item.budget().givenBack()).state();
   }
 
   static State closed(State item, WorkItem.ItemClosed e) {
