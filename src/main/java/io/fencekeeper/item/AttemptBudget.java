@@ -8,11 +8,14 @@ import java.util.Optional;
 
 /**
  * The attempts that count against {@code maxAttempts} and towards quarantine: those since the item
- * was created, or since an operator last let it start over (Retry, Reopen). The item's snapshots
- * hold it by its fields, not its class name, so it may live in its own file ({@code
- * StateSnapshotTest} reads a snapshot written while it was nested in {@link WorkItem}).
+ * was created, or since an operator last let it start over (Retry, Reopen), except the leases their
+ * holders gave back unused (a release: a claim whose answer the worker gave up on, or a hand-back
+ * before the mutation was sent), which tried nothing. The item's snapshots hold it by its fields,
+ * not its class name, so it may live in its own file ({@code StateSnapshotTest} reads a snapshot
+ * written while it was nested in {@link WorkItem}).
  *
- * @param startedAfter the attempt number when this budget began
+ * @param startedAfter the attempt number when this budget began, plus the leases given back unused
+ *     since
  * @param lostHolders the holders of those attempts that vanished (their lease ended without an
  *     outcome from them: taken over after expiry, or closed while they were silent) and have not
  *     been heard from since, oldest first
@@ -82,6 +85,31 @@ public record AttemptBudget(
     List<SilentEnd> run = new ArrayList<>(silentRun);
     run.add(new SilentEnd(owner, token, heard, endedAt));
     return new AttemptBudget(startedAfter, lost, 0, run, 0);
+  }
+
+  /**
+   * The holder gave its lease back unused (a release): it was there, and its attempt tried nothing,
+   * so it is not one used up. On a loaded node claims answered after the worker's claim timeout are
+   * given back one after another; counted, they failed items no provider call had failed.
+   */
+  AttemptBudget givenBack() {
+    AttemptBudget reported = holderReported();
+    return new AttemptBudget(
+        reported.startedAfter + 1,
+        reported.lostHolders,
+        reported.consecutiveLosses,
+        reported.silentRun,
+        reported.heardLate);
+  }
+
+  /**
+   * A lease its worker never learnt of was given back (a claim abandoned unanswered): no attempt
+   * used up, and, since its holder said nothing of what happened, the run of silent ends stays as
+   * it was, so a lost claim answer cannot erase a poison item's losses.
+   */
+  AttemptBudget givenBackUnheard() {
+    return new AttemptBudget(
+        startedAfter + 1, lostHolders, consecutiveLosses, silentRun, heardLate);
   }
 
   /** The holder said what happened (an effect, ambiguity, a failure, a release): it was there. */

@@ -124,7 +124,10 @@ final class StateChange {
    */
   static State released(State item, WorkItem.LeaseReleased e) {
     StateChange next =
-        unheld(item, Status.PENDING, e.unused() ? item.budget() : item.budget().holderReported());
+        unheld(
+            item,
+            Status.PENDING,
+            e.unused() ? item.budget().givenBackUnheard() : item.budget().givenBack());
     next.lookupAfter = LeaseRules.lookupAfterLeaseEnds(item, item.effect());
     return next.state();
   }

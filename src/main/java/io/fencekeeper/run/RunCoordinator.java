@@ -20,6 +20,7 @@ import java.util.TreeMap;
 import java.util.concurrent.Executor;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.BackoffSupervisorStrategy;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
 import org.apache.pekko.actor.typed.PreRestart;
@@ -57,15 +58,16 @@ public final class RunCoordinator
 
   public static final PersistenceId PERSISTENCE_ID = PersistenceId.ofUniqueId("RunCoordinator");
 
+  /** How the coordinator comes back after any failure: its journal's, or its own. */
+  static final BackoffSupervisorStrategy JOURNAL_FAILURE_BACKOFF =
+      SupervisorStrategy.restartWithBackoff(Duration.ofMillis(200), Duration.ofSeconds(10), 0.2);
+
   /** Starts (or connects to) the singleton; the returned ref is a proxy on every node. */
   public static ActorRef<Command> initSingleton(ActorSystem<?> system, Dependencies deps) {
     return ClusterSingleton.get(system)
         .init(
             SingletonActor.of(
-                Behaviors.supervise(create(deps))
-                    .onFailure(
-                        SupervisorStrategy.restartWithBackoff(
-                            Duration.ofMillis(200), Duration.ofSeconds(10), 0.2)),
+                Behaviors.supervise(create(deps)).onFailure(JOURNAL_FAILURE_BACKOFF),
                 "run-coordinator"));
   }
 
@@ -351,7 +353,11 @@ public final class RunCoordinator
 
   private RunCoordinator(
       ActorContext<Command> ctx, TimerScheduler<Command> timers, Dependencies deps) {
-    super(PERSISTENCE_ID);
+    // A write or a recovery the journal fails (its database down a few seconds) stops an
+    // event-sourced actor unless it is given a back-off here: the restart around the singleton
+    // never
+    // sees that failure, and a stopped coordinator answered no run again (the soak, issue 50)
+    super(PERSISTENCE_ID, JOURNAL_FAILURE_BACKOFF);
     this.ctx = ctx;
     this.clock = deps.clock();
     this.deps = deps;

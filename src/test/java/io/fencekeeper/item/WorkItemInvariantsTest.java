@@ -101,7 +101,7 @@ class WorkItemInvariantsTest {
    * over, closed or quarantined while their holder had said nothing), whether an effect was
    * recorded since, which holders in a row were lost and not heard from since (a lost holder that
    * sends any command comes back: it was not killed) and how many attempts were started since the
-   * last Retry or Reopen.
+   * last Retry or Reopen, less the leases given back unused.
    */
   static final class LeaseModel {
     boolean leaseOpen;
@@ -216,6 +216,13 @@ class WorkItemInvariantsTest {
         reportedThisLease = true;
         silentRun.clear();
         leaseOpen = false;
+      }
+    }
+
+    /** A lease given back unused (a live-lease Release) is no attempt used up. */
+    void givenBack(Reply reply) {
+      if (reply instanceof WorkItem.Accepted) {
+        attemptsSinceStart--;
       }
     }
 
@@ -587,6 +594,7 @@ class WorkItemInvariantsTest {
             w.gaveUp = true;
             Reply reply = send.apply(r -> new WorkItem.Release("w-" + step.worker(), w.token, r));
             model.gaveUp(reply, before, clock.instant());
+            model.givenBack(reply);
           }
         }
         case CLOSE -> {
