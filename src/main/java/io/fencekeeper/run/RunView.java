@@ -16,7 +16,8 @@ import java.util.Map;
  * takeoversByNode} when each node's leases were taken over (a node that died, paused or was cut
  * off), by node; {@code archive} where retention archived the run (null until it did:
  * docs/design.md, "Retention and the archive"); {@code fleet} what a running run needs in flight of
- * the fleet, and why (null once it ended).
+ * the fleet, and why (null once it ended); {@code staging} how far the scope of a STAGING run has
+ * come (null in every other state).
  */
 public record RunView(
     String runId,
@@ -45,7 +46,8 @@ public record RunView(
     FleetPolicy.Need fleet,
     String scopeId,
     String provider,
-    RunArchive archive)
+    RunArchive archive,
+    StagingProgress staging)
     implements CborSerializable {
 
   /**
@@ -88,6 +90,7 @@ public record RunView(
         run.state() == RunState.RUNNING ? p.fleet() : null,
         run.scopeId(),
         run.request().providerName(),
-        archive);
+        archive,
+        null);
   }
 }

@@ -82,8 +82,10 @@ class RunStagingTest {
             coordinator,
             staging,
             timers,
-            "node-1",
-            shards);
+            new RunStaging.Node("node-1", "uid-1"),
+            row -> runStaging.runs(row.holder()),
+            shards,
+            20);
   }
 
   @AfterEach

@@ -25,12 +25,12 @@ final class CollectingSink implements ScopeSink {
   }
 
   @Override
-  public List<Long> stage(List<Positioned> batch) {
-    List<Long> repeats = new ArrayList<>();
+  public List<Positioned> stage(List<Positioned> batch, ReadSoFar soFar) {
+    List<Positioned> repeats = new ArrayList<>();
     List<AccountCursor> fresh = new ArrayList<>();
     for (Positioned p : batch) {
       if (firstSeen.putIfAbsent(p.account(), p.position()) != null) {
-        repeats.add(p.position());
+        repeats.add(p);
       } else {
         fresh.add(p.account());
       }
