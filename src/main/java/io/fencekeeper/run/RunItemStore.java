@@ -13,9 +13,11 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.ToIntFunction;
 import org.postgresql.PGConnection;
@@ -181,6 +183,27 @@ public final class RunItemStore implements ScopeRows, AutoCloseable {
         }
       }
       return repeats;
+    }
+  }
+
+  /** The seqs of a scope's rows in [{@code from}, {@code to}). */
+  Set<Integer> seqsIn(String scopeId, int from, int to) {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT seq FROM run_item WHERE scope_id = ? AND seq >= ? AND seq < ?")) {
+      ps.setString(1, scopeId);
+      ps.setInt(2, from);
+      ps.setInt(3, to);
+      Set<Integer> seqs = new HashSet<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          seqs.add(rs.getInt(1));
+        }
+      }
+      return seqs;
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not read the scope of a run: " + e.getMessage(), e);
     }
   }
 

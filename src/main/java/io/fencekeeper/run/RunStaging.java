@@ -1,6 +1,8 @@
 package io.fencekeeper.run;
 
+import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.ItemShards;
+import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.run.scope.Scope;
 import io.fencekeeper.run.scope.ScopeReader;
 import io.fencekeeper.run.scope.ScopeSink;
@@ -19,6 +21,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.ToIntFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -100,7 +103,15 @@ final class RunStaging {
     this.stagers = stagers;
     this.attemptDeps =
         new StagingAttempt.Deps(
-            store, table, scopes, coordinator, shards, timers, Clock.systemUTC(), stepRows);
+            store,
+            table,
+            scopes,
+            coordinator,
+            shards,
+            timers,
+            staging,
+            Clock.systemUTC(),
+            stepRows);
   }
 
   /**
@@ -116,7 +127,7 @@ final class RunStaging {
    * The staging row first, then the coordinator: a staging that ends has the coordinator know the
    * run before it removes its row, so a row found gone means the run is known if it was created.
    * Asked the other way round, a staging that ended between the two looks showed neither, and a
-   * second copy of a run that exists was staged (RunStagingTest).
+   * second copy of a run that exists was staged (RunStagingContract).
    */
   private CompletionStage<CreateOutcome> look(
       RunRequest request, InputStream upload, Duration patience) {
@@ -495,6 +506,14 @@ final class RunStaging {
             target.complete(value);
           }
         });
+  }
+
+  /** Every row is staged with its item's shard: each node pages the shards it hosts. */
+  static ToIntFunction<AccountCursor> shardOf(ItemShards shards, RunRequest request) {
+    return account ->
+        shards.shardNumber(
+            ItemId.of(
+                request.job(), request.businessDate(), account.accountId(), account.cursor()));
   }
 
   static String reason(Throwable failure) {

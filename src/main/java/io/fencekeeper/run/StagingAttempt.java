@@ -1,6 +1,5 @@
 package io.fencekeeper.run;
 
-import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.ItemShards;
 import io.fencekeeper.run.scope.ScopeChanged;
 import io.fencekeeper.run.scope.ScopeException;
@@ -15,6 +14,7 @@ import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -45,7 +45,10 @@ final class StagingAttempt {
   /** How far past its run's deadline a staging that failed still tries to leave things tidy. */
   private static final Duration TIDY_UP_FOR = Duration.ofMinutes(5);
 
-  /** What every attempt of a node shares. */
+  /**
+   * What every attempt of a node shares; {@code threads} runs the step writers and heartbeats, a
+   * pool of its own that grows with the stagings (a thread may wait for the database).
+   */
   record Deps(
       RunItemStore store,
       StagingTable table,
@@ -53,6 +56,7 @@ final class StagingAttempt {
       RunStaging.Coordinator coordinator,
       ItemShards shards,
       ScheduledExecutorService timers,
+      Executor threads,
       Clock clock,
       int stepRows) {}
 
@@ -117,7 +121,8 @@ final class StagingAttempt {
     ScheduledFuture<?> heartbeat =
         deps.timers()
             .scheduleAtFixedRate(
-                this::beat,
+                // on a staging thread: a beat that waits for the database holds no timer up
+                () -> deps.threads().execute(this::beat),
                 RunStaging.HEARTBEAT.toMillis(),
                 RunStaging.HEARTBEAT.toMillis(),
                 TimeUnit.MILLISECONDS);
@@ -203,17 +208,11 @@ final class StagingAttempt {
               deps.store(),
               deps.table(),
               claim,
-              account ->
-                  deps.shards()
-                      .shardNumber(
-                          ItemId.of(
-                              request.job(),
-                              request.businessDate(),
-                              account.accountId(),
-                              account.cursor())),
+              RunStaging.shardOf(deps.shards(), request),
               retry,
               () -> lost,
               after,
+              deps.threads(),
               deps.stepRows());
       scope = staging;
       try {

@@ -111,8 +111,13 @@ class SlowCreateApiTest {
     assertEquals(202, again.status(), again.body());
   }
 
+  /**
+   * A row of an older version, which did not keep its request: it cannot go on, so the run says to
+   * create it again (STAGING while nobody has looked, FAILED once a node's look marked it), and a
+   * create starts it over.
+   */
   @Test
-  void aStagingAbandonedByADeadNodeIsStartedOverAndItsRowsDiscarded() throws Exception {
+  void aStagingOfAnOlderNodeThatDiedIsStartedOverAndItsRowsDiscarded() throws Exception {
     String job = "dead-" + JOBS.incrementAndGet();
     String runId = job + "/2026-11-29";
     try (Connection c = journal();
@@ -135,8 +140,9 @@ class SlowCreateApiTest {
               + " ('dead-scope', 2, 'd', 'c')");
     }
     ApiTestNode.Answer abandoned = api.get("/api/runs/" + ApiTestNode.seg(runId));
-    assertEquals("STAGING", abandoned.tree().path("state").asText(), abandoned.body());
-    assertTrue(abandoned.tree().path("endReason").asText().contains("abandoned"));
+    assertTrue(
+        abandoned.tree().path("endReason").asText().contains("create the run again"),
+        abandoned.body());
 
     ApiTestNode.Answer created =
         api.post(

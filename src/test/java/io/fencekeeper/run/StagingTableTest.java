@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Test;
  * stager it was taken from finds out at its next heartbeat or step; a step's progress commits with
  * the step or not at all; a failed staging keeps its reason, stops heartbeating and can be started
  * over; a row goes only with its own holder. The staging scenarios around it are {@link
- * RunStagingTest}'s.
+ * RunStagingContract}'s.
  */
 class StagingTableTest {
 
