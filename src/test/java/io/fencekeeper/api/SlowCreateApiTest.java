@@ -73,6 +73,9 @@ class SlowCreateApiTest {
     assertEquals(202, first.status(), first.body());
     assertEquals("STAGING", first.tree().path("state").asText(), first.body());
     assertEquals("STAGING", shown.tree().path("state").asText(), shown.body());
+    assertTrue(shown.tree().path("staging").path("rowsStaged").isIntegralNumber(), shown.body());
+    assertTrue(shown.tree().path("staging").path("rowsPerSecond").isNumber(), shown.body());
+    assertEquals(0, shown.tree().path("staging").path("resumes").asInt(-1), shown.body());
     assertTrue(listed.body().contains("\"runId\":\"" + runId + "\""), listed.body());
     assertEquals(202, retry.status(), retry.body());
     assertEquals("STAGING", retry.tree().path("state").asText());
@@ -84,6 +87,7 @@ class SlowCreateApiTest {
     ApiTestNode.Answer afterwards = api.post("/api/runs", create(job, slow(job), 5));
     assertEquals(200, afterwards.status(), afterwards.body());
     assertEquals(50, afterwards.tree().path("counts").path("total").asInt());
+    assertTrue(afterwards.tree().path("staging").isNull(), "no staging once it runs");
     assertEquals(50, runItemRows(job), "one copy of the scope was staged, not two");
     assertEquals(0, stagingRows(runId), "the staging row goes once the coordinator has the run");
   }
