@@ -54,6 +54,39 @@ public record RunView(
    * A run's record with the figures of its dispatcher (or its final figures once ended) and its
    * counters from the journal (which keep growing after the end when a late holder is refused).
    */
+  /** This view with how far its scope has come (a STAGING run's). */
+  public RunView withStaging(StagingProgress progress) {
+    return new RunView(
+        runId,
+        job,
+        businessDate,
+        state,
+        createdAt,
+        deadline,
+        endedAt,
+        endReason,
+        maxAttempts,
+        maxFailedItems,
+        resumes,
+        counts,
+        backlogAgeSeconds,
+        itemsPerSecond,
+        projectedFinish,
+        staleRejections,
+        takeovers,
+        reconciliations,
+        throttledAnswers,
+        attempts,
+        quarantines,
+        takeoversByNode,
+        governor,
+        fleet,
+        scopeId,
+        provider,
+        archive,
+        progress);
+  }
+
   static RunView of(RunRecord run, RunProgress live, RunSignals signals) {
     return of(run, live, signals, null);
   }

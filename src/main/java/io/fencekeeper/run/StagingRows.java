@@ -90,7 +90,7 @@ final class StagingRows {
     boolean live = isLive(row);
     String reason =
         failed ? "scope staging failed: " + row.failure() : live ? row.failure() : interrupted(row);
-    return new RunView(
+    return beforeTheRun(
         row.runId(),
         row.job(),
         row.businessDate(),
@@ -101,26 +101,10 @@ final class StagingRows {
         reason,
         row.maxAttempts(),
         row.maxFailedItems(),
-        0,
-        new Counts(row.rowsStaged(), 0, 0, 0, 0, 0),
-        0,
-        0,
-        null,
-        0,
-        0,
-        0,
-        0,
-        0,
-        0,
-        Map.of(),
-        null,
-        null,
-        null,
-        null,
-        null,
         failed
             ? null
-            : new StagingProgress(row.rowsStaged(), live ? row.rowsPerSecond() : 0, row.resumes()));
+            : new StagingProgress(row.rowsStaged(), live ? row.rowsPerSecond() : 0, row.resumes()),
+        row.rowsStaged());
   }
 
   /** A staging row whose stager has not been heard of for a while: what happens next. */
@@ -139,7 +123,7 @@ final class StagingRows {
   }
 
   static RunView stagingView(RunRequest request, Instant started, long staged) {
-    return new RunView(
+    return beforeTheRun(
         request.runId(),
         request.job(),
         request.businessDate().toString(),
@@ -150,6 +134,35 @@ final class StagingRows {
         null,
         request.maxAttempts(),
         request.maxFailedItems(),
+        new StagingProgress(staged, 0, 0),
+        staged);
+  }
+
+  /** A run before the coordinator has it: no items dispatched, no counters, only its scope. */
+  private static RunView beforeTheRun(
+      String runId,
+      String job,
+      String businessDate,
+      RunState state,
+      Instant startedAt,
+      Instant deadline,
+      Instant endedAt,
+      String reason,
+      int maxAttempts,
+      int maxFailedItems,
+      StagingProgress progress,
+      long staged) {
+    return new RunView(
+        runId,
+        job,
+        businessDate,
+        state,
+        startedAt,
+        deadline,
+        endedAt,
+        reason,
+        maxAttempts,
+        maxFailedItems,
         0,
         new Counts(staged, 0, 0, 0, 0, 0),
         0,
@@ -167,7 +180,7 @@ final class StagingRows {
         null,
         null,
         null,
-        new StagingProgress(staged, 0, 0));
+        progress);
   }
 
   /** The failure itself, out of the futures it came through. */

@@ -10,7 +10,6 @@ import io.fencekeeper.run.RunState;
 import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.StagingProgress;
 import java.time.Instant;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -23,36 +22,8 @@ class ProgressLinesTest {
   static final Instant CREATED = Instant.parse("2026-11-29T22:00:00Z");
 
   static RunView staging(long rows, double perSecond, int resumes, String why) {
-    RunView running = RunCommandTest.view(RunState.STAGING, counts(rows), CREATED, null, why);
-    return new RunView(
-        running.runId(),
-        running.job(),
-        running.businessDate(),
-        running.state(),
-        running.createdAt(),
-        running.deadline(),
-        running.endedAt(),
-        running.endReason(),
-        running.maxAttempts(),
-        running.maxFailedItems(),
-        running.resumes(),
-        running.counts(),
-        0,
-        0,
-        null,
-        0,
-        0,
-        0,
-        0,
-        0,
-        0,
-        Map.of(),
-        null,
-        null,
-        null,
-        null,
-        null,
-        new StagingProgress(rows, perSecond, resumes));
+    return RunCommandTest.view(RunState.STAGING, counts(rows), CREATED, null, why)
+        .withStaging(new StagingProgress(rows, perSecond, resumes));
   }
 
   static Counts counts(long total) {
