@@ -390,13 +390,7 @@ final class RunStaging {
   /** Takes an interrupted staging over, unless another node can go on with it and this one not. */
   private void recover(StagingTable.Row row, String why) {
     Optional<RunRequest> request = StagingRows.request(row);
-    boolean deadlinePassed = Instant.now().isAfter(Instant.parse(row.deadline()));
-    Optional<String> cannotGoOn =
-        deadlinePassed
-            ? Optional.of(
-                "the run's deadline passed while its staging was interrupted; create it again"
-                    + " with a new deadline")
-            : StagingRows.whyItCannotGoOn(row, request);
+    Optional<String> cannotGoOn = StagingRows.whyItCannotGoOn(row, request, Instant.now());
     if (cannotGoOn.isEmpty() && !canStageHere(row, request.get())) {
       return; // another node, one whose scope directory has the file, will
     }
@@ -446,8 +440,7 @@ final class RunStaging {
 
   /** An interrupted staging that a stager can go on with (on some node). */
   private static boolean canGoOn(StagingTable.Row row) {
-    return StagingRows.whyItCannotGoOn(row, StagingRows.request(row)).isEmpty()
-        && !Instant.now().isAfter(Instant.parse(row.deadline()));
+    return StagingRows.whyItCannotGoOn(row, StagingRows.request(row), Instant.now()).isEmpty();
   }
 
   private boolean canStageHere(StagingTable.Row row, RunRequest request) {

@@ -57,11 +57,13 @@ final class StagingRows {
   }
 
   /**
-   * Why a staging cut off by a fault cannot go on, if it cannot: an upload whose body went with the
-   * request (unless every row of it was staged: it was answered then, and goes on from its rows),
-   * or a row that does not say what it stages.
+   * Why a staging cut off by a fault cannot go on at {@code now}, if it cannot: an upload whose
+   * body went with the request, a row that does not say what it stages, a deadline passed. A scope
+   * staged in full always can: its upload was answered, and the run is created from its rows (past
+   * its deadline too: the run then ends at once, saying so).
    */
-  static Optional<String> whyItCannotGoOn(StagingTable.Row row, Optional<RunRequest> request) {
+  static Optional<String> whyItCannotGoOn(
+      StagingTable.Row row, Optional<RunRequest> request, Instant now) {
     if (row.scopeCount() != null && request.isPresent()) {
       return Optional.empty();
     }
@@ -80,6 +82,11 @@ final class StagingRows {
               + row.node()
               + " stopped, and an older version did not keep what it staged; create the run"
               + " again");
+    }
+    if (now.isAfter(Instant.parse(row.deadline()))) {
+      return Optional.of(
+          "the run's deadline passed while its staging was interrupted; create the run again"
+              + " with a new deadline");
     }
     return Optional.empty();
   }
@@ -111,7 +118,7 @@ final class StagingRows {
   private static String interrupted(StagingTable.Row row) {
     String heard =
         "scope staging interrupted: no heartbeat from " + row.node() + " since " + row.updatedAt();
-    Optional<String> cannot = whyItCannotGoOn(row, request(row));
+    Optional<String> cannot = whyItCannotGoOn(row, request(row), row.readAt());
     if (cannot.isPresent()) {
       return heard + "; " + cannot.get();
     }
