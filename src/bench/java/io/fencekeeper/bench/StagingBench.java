@@ -167,7 +167,8 @@ final class StagingBench {
         if (!view.path("state").asText().equals("STAGING")) {
           throw new IllegalStateException(path + ": the run is " + view);
         }
-        Thread.sleep(50);
+        // a client that polls: each look costs the node a run view, so not too often
+        Thread.sleep(200);
         view =
             mapper.readTree(
                 client

@@ -8,6 +8,8 @@ import io.fencekeeper.run.scope.ScopeReader;
 import io.fencekeeper.run.scope.ScopeSink;
 import io.fencekeeper.run.scope.ScopeSummary;
 import java.io.InputStream;
+import java.math.BigInteger;
+import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -191,7 +193,7 @@ final class RunStaging {
     StagingTable.Claim claim =
         new StagingTable.Claim(
             request.runId(),
-            UUID.randomUUID().toString(),
+            newScopeId(),
             UUID.randomUUID().toString(),
             digest,
             request,
@@ -500,6 +502,17 @@ final class RunStaging {
           }
         });
   }
+
+  /**
+   * A new scope's id: 80 random bits in base 36, at most 16 characters. Every row of the scope and
+   * every entry of run_item's three indexes carry it: a UUID's 36 characters made a million-row
+   * scope a third larger (484 against 317 MB) and its staging's WAL a quarter larger.
+   */
+  static String newScopeId() {
+    return new BigInteger(80, SCOPE_IDS).toString(36);
+  }
+
+  private static final SecureRandom SCOPE_IDS = new SecureRandom();
 
   /** Every row is staged with its item's shard: each node pages the shards it hosts. */
   static ToIntFunction<AccountCursor> shardOf(ItemShards shards, RunRequest request) {
