@@ -159,7 +159,8 @@ public final class RunService {
             self,
             row -> stagerAtWork(cluster, self, row),
             shards,
-            StagedScope.STEP_ROWS);
+            StagedScope.STEP_ROWS,
+            clock);
   }
 
   /**

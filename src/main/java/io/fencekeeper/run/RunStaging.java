@@ -82,6 +82,8 @@ final class RunStaging {
   private final Stagers stagers;
   private final StagingAttempt.Deps attemptDeps;
   private final Set<String> holders = ConcurrentHashMap.newKeySet();
+  // the node's clock: deadlines are the coordinator's, which goes by it
+  private final Clock clock;
 
   RunStaging(
       RunItemStore store,
@@ -93,8 +95,10 @@ final class RunStaging {
       Node node,
       Stagers stagers,
       ItemShards shards,
-      int stepRows) {
+      int stepRows,
+      Clock clock) {
     this.store = store;
+    this.clock = clock;
     this.table = table;
     this.scopes = scopes;
     this.coordinator = coordinator;
@@ -105,15 +109,7 @@ final class RunStaging {
     this.stagers = stagers;
     this.attemptDeps =
         new StagingAttempt.Deps(
-            store,
-            table,
-            scopes,
-            coordinator,
-            shards,
-            timers,
-            staging,
-            Clock.systemUTC(),
-            stepRows);
+            store, table, scopes, coordinator, shards, timers, staging, clock, stepRows);
   }
 
   /**
@@ -297,7 +293,7 @@ final class RunStaging {
   /** One staging of one claim, answered within the caller's patience or as STAGING. */
   private CompletionStage<CreateOutcome> stage(
       StagingTable.Claim claim, RunRequest request, InputStream upload, Duration patience) {
-    Instant started = Instant.now();
+    Instant started = clock.instant();
     StagingAttempt attempt =
         new StagingAttempt(attemptDeps, claim, request, upload, StagingAttempt.Start.NEW);
     Patience told = new Patience();
@@ -392,7 +388,7 @@ final class RunStaging {
   /** Takes an interrupted staging over, unless another node can go on with it and this one not. */
   private void recover(StagingTable.Row row, String why) {
     Optional<RunRequest> request = StagingRows.request(row);
-    Optional<String> cannotGoOn = StagingRows.whyItCannotGoOn(row, request, Instant.now());
+    Optional<String> cannotGoOn = StagingRows.whyItCannotGoOn(row, request, clock.instant());
     if (cannotGoOn.isEmpty() && !canStageHere(row, request.get())) {
       return; // another node, one whose scope directory has the file, will
     }
@@ -441,8 +437,8 @@ final class RunStaging {
   }
 
   /** An interrupted staging that a stager can go on with (on some node). */
-  private static boolean canGoOn(StagingTable.Row row) {
-    return StagingRows.whyItCannotGoOn(row, StagingRows.request(row), Instant.now()).isEmpty();
+  private boolean canGoOn(StagingTable.Row row) {
+    return StagingRows.whyItCannotGoOn(row, StagingRows.request(row), clock.instant()).isEmpty();
   }
 
   private boolean canStageHere(StagingTable.Row row, RunRequest request) {

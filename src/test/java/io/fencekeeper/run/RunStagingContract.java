@@ -143,7 +143,8 @@ abstract class RunStagingContract {
             new RunStaging.Node(name, "uid-" + name),
             row -> ("uid-" + name).equals(row.incarnation()) && self[0].runs(row.holder()),
             shards,
-            stepRows);
+            stepRows,
+            Clock.systemUTC());
     return self[0];
   }
 
