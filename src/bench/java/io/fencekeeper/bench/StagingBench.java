@@ -86,7 +86,8 @@ final class StagingBench {
     config.put("fencekeeper.http.port", 0);
     config.put("fencekeeper.workers", 0);
     config.put("fencekeeper.scope-dir", scopes.toString());
-    config.put("fencekeeper.scope-sql.url", db.url());
+    // without the URL's own user (the embedded server's carries one), which would win over the role
+    config.put("fencekeeper.scope-sql.url", db.url().replaceFirst("\\?.*$", ""));
     config.put("fencekeeper.scope-sql.user", SCOPE_ROLE);
     config.put("fencekeeper.scope-sql.password", password);
     config.putAll(overrides);

@@ -12,6 +12,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
@@ -87,6 +88,7 @@ final class StagingAttempt {
   private volatile boolean lost;
   private volatile StagedScope scope;
   private volatile String lastFault;
+  private volatile boolean asked;
 
   StagingAttempt(
       Deps deps, StagingTable.Claim claim, RunRequest request, InputStream upload, Start start) {
@@ -136,6 +138,7 @@ final class StagingAttempt {
       long read = System.nanoTime();
       retry.call("refresh the planner's statistics", this::refreshStatistics);
       long analyzed = System.nanoTime();
+      asked = true;
       RunCoordinator.CreateReply reply =
           retry.call("hand the run to the coordinator", () -> ask(summary));
       long asked = System.nanoTime();
@@ -171,6 +174,27 @@ final class StagingAttempt {
             later(request.deadline(), deps.clock().instant().plus(TIDY_UP_FOR)),
             deps.clock(),
             fault -> log.warn("run {}: {}", claim.runId(), fault));
+    if (failure != null && asked) {
+      // the coordinator was asked and no answer came: it may have created the run from these
+      // rows, which then must stay
+      Optional<RunView> known =
+          tidy.call(
+              "look the run up",
+              () ->
+                  deps.coordinator()
+                      .get(claim.runId())
+                      .toCompletableFuture()
+                      .get(ASK_WAIT.toMillis(), TimeUnit.MILLISECONDS));
+      if (known.isPresent() && claim.scopeId().equals(known.get().scopeId())) {
+        tidy.call(
+            "clear the staging row",
+            () -> {
+              deps.table().remove(claim);
+              return null;
+            });
+        return;
+      }
+    }
     if (!createdFromThisScope(reply)) {
       tidy.call("discard the staged rows", () -> dropFrom(0));
     }

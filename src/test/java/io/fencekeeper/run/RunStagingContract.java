@@ -48,6 +48,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
@@ -492,6 +493,29 @@ abstract class RunStagingContract {
     assertEquals(100, rowsInRunItem());
   }
 
+  /**
+   * The coordinator created the run, but no answer came back before the run's deadline: the staging
+   * gives up, and finds the run there. Its rows are the run's items: they stay.
+   */
+  @Test
+  void aStagingThatGaveUpWaitingForTheCoordinatorKeepsTheRowsOfARunItCreated() throws Exception {
+    coordinator.loseAnswers = true;
+    RunRequest soon =
+        new RunRequest(
+            "nightly",
+            DATE,
+            new Scope.Inline(accounts(30)),
+            Instant.now().plus(Duration.ofSeconds(3)),
+            3,
+            5);
+
+    ExecutionException gaveUp = assertThrows(ExecutionException.class, () -> create(soon));
+
+    assertInstanceOf(StagingRetry.GaveUp.class, StagingRows.unwrap(gaveUp));
+    assertEquals(30, rowsInRunItem(), "the created run's items");
+    assertTrue(table.find(soon.runId()).isEmpty(), "the staging row cleared");
+  }
+
   static List<AccountCursor> accounts(int n) {
     return ((Scope.Inline) request(n, 3).scope()).accounts();
   }
@@ -543,6 +567,7 @@ abstract class RunStagingContract {
     private final AtomicReference<Runnable> meanwhile = new AtomicReference<>();
     private final Map<String, RunRecord> known = new ConcurrentHashMap<>();
     private volatile CompletableFuture<Void> answers = CompletableFuture.completedFuture(null);
+    volatile boolean loseAnswers;
 
     void hold() {
       answers = new CompletableFuture<>();
@@ -576,22 +601,29 @@ abstract class RunStagingContract {
     public CompletionStage<RunCoordinator.CreateReply> create(
         RunRequest request, String scopeId, ScopeSummary summary) {
       creates.add(new Create(request, scopeId, summary));
-      return answers.thenApply(
-          ignored -> {
-            RunRecord existing = known.get(request.runId());
-            if (existing == null) {
-              RunRecord created =
-                  RunRecord.created(
-                      request, scopeId, summary.count(), summary.digest(), Instant.now());
-              known.put(request.runId(), created);
-              return new RunCoordinator.Created(RunView.of(created, null, RunSignals.NONE));
-            }
-            RunView view = RunView.of(existing, null, RunSignals.NONE);
-            List<String> differences = existing.request().differencesFrom(request);
-            return differences.isEmpty() && existing.scopeDigest().equals(summary.digest())
-                ? new RunCoordinator.AlreadyExists(view)
-                : new RunCoordinator.Conflict("differs: " + differences, view);
-          });
+      CompletionStage<RunCoordinator.CreateReply> reply =
+          answers.thenApply(ignored -> createOrCompare(request, scopeId, summary));
+      // the answer was lost on its way: the run may exist all the same
+      return loseAnswers
+          ? reply.thenCompose(
+              done -> CompletableFuture.failedFuture(new TimeoutException("the answer was lost")))
+          : reply;
+    }
+
+    private RunCoordinator.CreateReply createOrCompare(
+        RunRequest request, String scopeId, ScopeSummary summary) {
+      RunRecord existing = known.get(request.runId());
+      if (existing == null) {
+        RunRecord created =
+            RunRecord.created(request, scopeId, summary.count(), summary.digest(), Instant.now());
+        known.put(request.runId(), created);
+        return new RunCoordinator.Created(RunView.of(created, null, RunSignals.NONE));
+      }
+      RunView view = RunView.of(existing, null, RunSignals.NONE);
+      List<String> differences = existing.request().differencesFrom(request);
+      return differences.isEmpty() && existing.scopeDigest().equals(summary.digest())
+          ? new RunCoordinator.AlreadyExists(view)
+          : new RunCoordinator.Conflict("differs: " + differences, view);
     }
   }
 }
