@@ -281,7 +281,13 @@ final class RunStaging {
     }
     if (!isAtWork(row.get())) {
       // cut off and not taken over yet: this node may go on with it
-      staging.execute(() -> recover(row.get(), "a create of the same run waits for it"));
+      CompletableFuture.runAsync(
+              () -> recover(row.get(), "a create of the same run waits for it"), staging)
+          .exceptionally(
+              failure -> {
+                log.debug("run {}: could not take the staging over: {}", request.runId(), failure);
+                return null;
+              });
     }
     if (System.nanoTime() >= deadline) {
       return CompletableFuture.completedFuture(
