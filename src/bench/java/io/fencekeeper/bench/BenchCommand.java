@@ -208,6 +208,22 @@ public final class BenchCommand implements Callable<Integer> {
   Integer scale;
 
   @Option(
+      names = "--staging",
+      description =
+          "staging: this many accounts (e.g. 1000000) created once on each intake path, timed from"
+              + " POST to RUNNING on one node with its HTTP API (PostgreSQL only)")
+  Integer staging;
+
+  @Option(
+      names = "--staging-paths",
+      split = ",",
+      defaultValue = "file,upload,sql",
+      description =
+          "staging: the intake paths, in order: file (a CSV in the scope directory), upload"
+              + " (text/csv), sql (a SQL scope); default: ${DEFAULT-VALUE}")
+  List<String> stagingPaths;
+
+  @Option(
       names = "--history",
       description =
           "history: a node's idle CPU (a live feed open) and GET /api/runs latency with 1 ended"
@@ -245,7 +261,38 @@ public final class BenchCommand implements Callable<Integer> {
     report.put("warmup", warmup);
     List<String> failures = new ArrayList<>();
     try {
-      if (history != null) {
+      if (staging != null) {
+        BenchDatabase db = database(databases.get(0), dir.resolve("staging"));
+        out.printf(
+            "staging: %d accounts on each of %s, one node, POST to RUNNING (after an untimed"
+                + " warm-up of %d on each)%n",
+            staging,
+            stagingPaths,
+            warmup);
+        printDatabase(out, db);
+        List<StagingBench.Result> results =
+            StagingBench.run(
+                db, dir.resolve("staging"), staging, warmup, stagingPaths, configOverrides);
+        for (StagingBench.Result r : results) {
+          out.printf(
+              "  %-6s %d rows: POST answered %d after %.2f s, RUNNING after %.2f s (%.0f rows/s);"
+                  + " peak RSS %d MiB, heap peak %d MiB; cpu %.1f s (jvm) + %s s (database)%n",
+              r.path(),
+              r.rows(),
+              r.createStatus(),
+              r.answeredSeconds(),
+              r.runningSeconds(),
+              r.rowsPerSecond(),
+              r.peakRssMiB(),
+              r.resources().heapPeakBytes() >> 20,
+              r.resources().cpuSeconds(),
+              r.resources().databaseCpuSeconds() == null
+                  ? "n/a"
+                  : String.format("%.1f", r.resources().databaseCpuSeconds()));
+          printMachine(out, r.resources());
+        }
+        report.put("staging", results);
+      } else if (history != null) {
         BenchDatabase db = database(databases.get(0), dir.resolve("history"));
         out.printf("history: one node, %s, 1 then %d ended runs%n", db.name(), history);
         printDatabase(out, db);

@@ -1,9 +1,11 @@
 package io.fencekeeper.cli;
 
 import io.fencekeeper.run.RunView;
+import io.fencekeeper.run.StagingProgress;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Locale;
 
 /**
  * The live progress of a run: a redrawn bar on a terminal, a plain line every few seconds otherwise
@@ -44,6 +46,17 @@ final class ProgressPrinter {
   }
 
   static String line(RunView run) {
+    StagingProgress staging = run.staging();
+    if (staging != null) {
+      // before the run exists: how far its scope has come, and what it waits for if anything
+      return String.format(
+          Locale.ROOT,
+          "staging: %d rows staged  %.0f rows/s%s%s",
+          staging.rowsStaged(),
+          staging.rowsPerSecond(),
+          staging.resumes() > 0 ? "  resumed " + staging.resumes() + "x" : "",
+          run.endReason() == null ? "" : "  (" + run.endReason() + ")");
+    }
     long total = Math.max(1, run.counts().total());
     long done = run.counts().done();
     int filled = (int) (WIDTH * done / total);

@@ -10,12 +10,14 @@ import io.fencekeeper.run.RunState;
 import io.fencekeeper.run.RunView;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * {@code run --url}: the same job against a running node. The accounts file is uploaded ({@code
@@ -75,7 +77,25 @@ final class RemoteRun {
               + maxAttempts
               + "&maxFailedItems="
               + maxFailedItems;
-      ApiClient.Answer answer = client.upload("/api/runs" + query, "text/csv", accounts);
+      // the upload is answered once it is staged: meanwhile its progress line shows the rows
+      CompletableFuture<ApiClient.Answer> uploading =
+          CompletableFuture.supplyAsync(
+              () -> {
+                try {
+                  return client.upload("/api/runs" + query, "text/csv", accounts);
+                } catch (IOException e) {
+                  throw new UncheckedIOException(e);
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                  throw new IllegalStateException(e);
+                }
+              });
+      ApiClient.Answer answer;
+      try {
+        answer = RunCommand.whileStaging(out, uploading, () -> staging(runId));
+      } catch (java.util.concurrent.ExecutionException e) {
+        throw e.getCause() instanceof UncheckedIOException io ? io.getCause() : e;
+      }
       switch (answer.status()) {
         case 201, 200, 202 -> {}
         case 409 -> {
@@ -119,6 +139,19 @@ final class RemoteRun {
 
   private static String runPath(String runId) {
     return "/api/runs/" + ApiClient.segment(runId);
+  }
+
+  /** The run while it stages (a look that fails shows nothing: the upload's answer will tell). */
+  private Optional<RunView> staging(String runId) {
+    try {
+      ApiClient.Answer now = client.get(runPath(runId));
+      return now.status() == 200 ? Optional.of(view(now.body())) : Optional.empty();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return Optional.empty();
+    } catch (IOException | RuntimeException e) {
+      return Optional.empty();
+    }
   }
 
   private boolean isStaging(ApiClient.Answer answer) throws IOException {

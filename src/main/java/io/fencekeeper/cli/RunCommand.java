@@ -25,6 +25,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
@@ -173,7 +174,9 @@ public final class RunCommand implements Callable<Integer> {
             new RunRequest(job, date, new Scope.Upload(), runDeadline, maxAttempts, maxFailedItems);
         RunCoordinator.CreateReply reply;
         try (InputStream upload = Files.newInputStream(accounts)) {
-          reply = runs.create(request, upload).toCompletableFuture().get();
+          CompletableFuture<RunCoordinator.CreateReply> creating =
+              runs.create(request, upload).toCompletableFuture();
+          reply = whileStaging(out, creating, () -> get(runs, runId));
         } catch (NoSuchFileException e) {
           System.err.println("run not created: " + accounts + " does not exist");
           return 65;
@@ -226,6 +229,32 @@ public final class RunCommand implements Callable<Integer> {
 
   private static Optional<RunView> get(RunService runs, String runId) throws Exception {
     return runs.get(runId).toCompletableFuture().get(30, TimeUnit.SECONDS);
+  }
+
+  /**
+   * Waits for a create, showing the staging's progress line (rows staged, rows/s) meanwhile: a
+   * large scope takes seconds to stage before the run exists.
+   */
+  static <T> T whileStaging(
+      PrintStream out, CompletableFuture<T> creating, Callable<Optional<RunView>> look)
+      throws Exception {
+    ProgressPrinter staging = new ProgressPrinter(out, System.console() != null);
+    boolean shown = false;
+    while (true) {
+      try {
+        T done = creating.get(500, TimeUnit.MILLISECONDS);
+        if (shown) {
+          staging.finish();
+        }
+        return done;
+      } catch (java.util.concurrent.TimeoutException stillStaging) {
+        Optional<RunView> now = look.call();
+        if (now.isPresent() && now.get().state() == RunState.STAGING) {
+          staging.show(now.get());
+          shown = true;
+        }
+      }
+    }
   }
 
   static void report(PrintStream out, RunView run, double seconds, SimProviderServer sim) {

@@ -13,6 +13,7 @@ import java.time.Instant;
 import java.time.LocalTime;
 import java.time.ZoneId;
 import java.time.temporal.ChronoUnit;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.locks.LockSupport;
 
@@ -102,6 +103,23 @@ final class RunFollower {
   }
 
   static String line(JsonNode run) {
+    JsonNode staging = run.path("staging");
+    if (staging.isObject()) {
+      // a STAGING run: how far its scope has come, and what it waits for if anything
+      return String.format(
+          Locale.ROOT,
+          "%s %s %-9s staged %d rows  %.0f rows/s%s  deadline %s%s",
+          LocalTime.now(ZoneId.systemDefault()).truncatedTo(ChronoUnit.SECONDS),
+          run.path("runId").asText(),
+          run.path("state").asText(),
+          staging.path("rowsStaged").asLong(),
+          staging.path("rowsPerSecond").asDouble(),
+          staging.path("resumes").asInt() > 0
+              ? "  resumed " + staging.path("resumes").asInt() + "x"
+              : "",
+          run.path("deadline").asText(),
+          run.path("endReason").isTextual() ? "  (" + run.path("endReason").asText() + ")" : "");
+    }
     JsonNode counts = run.path("counts");
     long total = Math.max(1, counts.path("total").asLong());
     long done = counts.path("done").asLong();

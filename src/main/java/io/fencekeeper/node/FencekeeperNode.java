@@ -307,6 +307,14 @@ public final class FencekeeperNode implements AutoCloseable {
             b.clock,
             b.attemptListener);
     ScheduleKeeper schedules = reviewSchedules(b, system, runs);
+    // a staging whose stager is gone goes on from its last step on the first node that looks
+    system
+        .scheduler()
+        .scheduleWithFixedDelay(
+            RunService.STAGING_WATCH,
+            RunService.STAGING_WATCH,
+            runs::resumeInterruptedStagings,
+            system.executionContext());
     joinCluster(system, settings);
     Map<String, ProviderFactory.Started> owned = new TreeMap<>(providers);
     if (b.provider != null) {

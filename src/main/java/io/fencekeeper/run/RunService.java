@@ -29,13 +29,21 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
+import org.apache.pekko.cluster.ClusterEvent.CurrentClusterState;
+import org.apache.pekko.cluster.Member;
+import org.apache.pekko.cluster.MemberStatus;
+import org.apache.pekko.cluster.typed.Cluster;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Creating and steering runs from any node (CLI, HTTP API, schedules). Creation reads and validates
@@ -43,6 +51,8 @@ import org.apache.pekko.actor.typed.receptionist.Receptionist;
  * a scope that did not become a run (duplicate, conflict, bad input) is discarded again.
  */
 public final class RunService {
+
+  private static final Logger log = LoggerFactory.getLogger(RunService.class);
 
   /** The request itself is invalid; nothing was created. */
   public static final class InvalidRunRequest extends RuntimeException {
@@ -81,8 +91,16 @@ public final class RunService {
   private final Duration maxRunLength;
   private final StagingTable stagingTable;
   private final RunStaging staging;
+  private final ExecutorService stagingThreads;
+  private final AtomicBoolean watching = new AtomicBoolean();
   private final Set<String> providers;
   private final ClaimNext claimNext;
+
+  /**
+   * How often a node looks for stagings whose stager is gone ({@link #resumeInterruptedStagings}):
+   * one query of {@code run_staging}, an empty table while nothing stages.
+   */
+  public static final Duration STAGING_WATCH = Duration.ofSeconds(10);
 
   /** {@link #create(RunRequest)} waits for staging to end, however long a scope takes. */
   private static final Duration WAIT_TO_THE_END = Duration.ofDays(365);
@@ -122,6 +140,13 @@ public final class RunService {
             askTimeout,
             clock,
             maxLease);
+    this.stagingThreads =
+        Executors.newCachedThreadPool(DaemonThreads.named("fencekeeper-scope-staging"));
+    Cluster cluster = Cluster.get(system);
+    RunStaging.Node self =
+        new RunStaging.Node(
+            system.address().toString(),
+            Long.toString(cluster.selfMember().uniqueAddress().longUid()));
     this.staging =
         new RunStaging(
             store,
@@ -141,10 +166,62 @@ public final class RunService {
             },
             // staging a scope holds a thread for as long as the scope takes to read: its own
             // threads, so that the dispatchers' page reads never queue behind it
-            Executors.newCachedThreadPool(DaemonThreads.named("fencekeeper-scope-staging")),
+            stagingThreads,
             idleTimers(),
-            system.address().toString(),
-            shards);
+            self,
+            row -> stagerAtWork(cluster, self, row),
+            shards,
+            StagedScope.STEP_ROWS,
+            clock);
+  }
+
+  /**
+   * Whether a staging row's stager may still be at work though its heartbeat is old: this node's
+   * own holder that it still runs, or a stager on a member of the cluster that is up and reachable
+   * (its heartbeat may only wait for the database). A member that left, was downed or restarted (a
+   * new unique id) runs no stager of before.
+   */
+  private boolean stagerAtWork(Cluster cluster, RunStaging.Node self, StagingTable.Row row) {
+    if (row.incarnation() == null) {
+      return false; // written by an older node: its heartbeat is all there is
+    }
+    if (row.incarnation().equals(self.incarnation()) && row.node().equals(self.address())) {
+      return staging.runs(row.holder());
+    }
+    CurrentClusterState state = cluster.state();
+    for (Member member : state.getMembers()) {
+      if (member.address().toString().equals(row.node())
+          && Long.toString(member.uniqueAddress().longUid()).equals(row.incarnation())) {
+        MemberStatus status = member.status();
+        boolean up =
+            status == MemberStatus.up()
+                || status == MemberStatus.weaklyUp()
+                || status == MemberStatus.joining()
+                || status == MemberStatus.leaving();
+        return up && !state.getUnreachable().contains(member);
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Takes over every staging whose stager is gone and goes on with it from its last committed step
+   * (docs/design.md, "Staging a scope"): the node calls this every few seconds. A look that is
+   * still going on when the next is due is not started twice.
+   */
+  public void resumeInterruptedStagings() {
+    if (!watching.compareAndSet(false, true)) {
+      return;
+    }
+    CompletableFuture.runAsync(staging::resumeInterrupted, stagingThreads)
+        .whenComplete(
+            (done, failure) -> {
+              watching.set(false);
+              if (failure != null) {
+                // the database may be away: the next look tries again
+                log.debug("looking for interrupted stagings failed: {}", failure.toString());
+              }
+            });
   }
 
   /** Heartbeats and patience timers; its thread ends when no staging needs it. */

@@ -16,7 +16,8 @@ import java.util.Map;
  * takeoversByNode} when each node's leases were taken over (a node that died, paused or was cut
  * off), by node; {@code archive} where retention archived the run (null until it did:
  * docs/design.md, "Retention and the archive"); {@code fleet} what a running run needs in flight of
- * the fleet, and why (null once it ended).
+ * the fleet, and why (null once it ended); {@code staging} how far the scope of a STAGING run has
+ * come (null in every other state).
  */
 public record RunView(
     String runId,
@@ -45,13 +46,47 @@ public record RunView(
     FleetPolicy.Need fleet,
     String scopeId,
     String provider,
-    RunArchive archive)
+    RunArchive archive,
+    StagingProgress staging)
     implements CborSerializable {
 
   /**
    * A run's record with the figures of its dispatcher (or its final figures once ended) and its
    * counters from the journal (which keep growing after the end when a late holder is refused).
    */
+  /** This view with how far its scope has come (a STAGING run's). */
+  public RunView withStaging(StagingProgress progress) {
+    return new RunView(
+        runId,
+        job,
+        businessDate,
+        state,
+        createdAt,
+        deadline,
+        endedAt,
+        endReason,
+        maxAttempts,
+        maxFailedItems,
+        resumes,
+        counts,
+        backlogAgeSeconds,
+        itemsPerSecond,
+        projectedFinish,
+        staleRejections,
+        takeovers,
+        reconciliations,
+        throttledAnswers,
+        attempts,
+        quarantines,
+        takeoversByNode,
+        governor,
+        fleet,
+        scopeId,
+        provider,
+        archive,
+        progress);
+  }
+
   static RunView of(RunRecord run, RunProgress live, RunSignals signals) {
     return of(run, live, signals, null);
   }
@@ -88,6 +123,7 @@ public record RunView(
         run.state() == RunState.RUNNING ? p.fleet() : null,
         run.scopeId(),
         run.request().providerName(),
-        archive);
+        archive,
+        null);
   }
 }

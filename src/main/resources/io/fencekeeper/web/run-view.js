@@ -107,7 +107,8 @@ export function runView(main, runId) {
         ? ['Projected finish', run.projectedFinish ? h('time', { datetime: run.projectedFinish, title: utc(run.projectedFinish) }, `${time(run.projectedFinish)} (${relative(run.projectedFinish)})`) : 'not yet known']
         : ['Ended', run.endedAt ? h('time', { datetime: run.endedAt, title: utc(run.endedAt) }, time(run.endedAt)) : '–'],
       ['Started', h('time', { datetime: run.createdAt, title: utc(run.createdAt) }, time(run.createdAt))],
-      run.endReason ? ['Why it ended', run.endReason] : null,
+      run.staging ? ['Staged', stagingLine(run.staging)] : null,
+      run.endReason ? [run.state === 'STAGING' ? 'Staging' : 'Why it ended', run.endReason] : null,
       run.resumes ? ['Resumes', num(run.resumes)] : null,
       run.provider ? ['Provider', providerLine()] : null,
       run.archive ? ['Archived', archiveLine(run.archive)] : null,
@@ -116,6 +117,12 @@ export function runView(main, runId) {
       h('p', { class: 'outlook-line' }, outlookBadge(run)),
       h('dl', { class: 'facts' }, facts.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])),
       h('p', { class: 'muted' }, ZONE === 'UTC' || ZONE === 'Etc/UTC' ? 'Times in UTC.' : `Times in ${ZONE}; hover a time for UTC.`));
+  }
+
+  // a STAGING run's scope so far: rows staged, their recent rate, and takeovers after a stager was gone
+  function stagingLine(st) {
+    return h('span', { id: 'staging-line' }, `${num(st.rowsStaged)} rows, ${rate(st.rowsPerSecond)}`,
+      st.resumes ? ` (gone on with ${num(st.resumes)} time${st.resumes === 1 ? '' : 's'} after its stager stopped)` : '');
   }
 
   // where retention archived the run: the file in the archive directory of the node that wrote it
@@ -203,7 +210,9 @@ export function runView(main, runId) {
     const g = run.governor || {};
     const tile = (label, value, detail) => h('div', { class: 'tile' }, h('span', { class: 'tile-label' }, label), h('span', { class: 'tile-value' }, value), detail ? h('span', { class: 'tile-detail' }, detail) : null);
     fill(tiles,
-      tile('Done', `${percent(run.counts.done, run.counts.total)}%`, `${num(run.counts.done)} of ${num(run.counts.total)}`),
+      run.staging
+        ? tile('Staged', num(run.staging.rowsStaged), `rows of its scope, ${rate(run.staging.rowsPerSecond)} lately`)
+        : tile('Done', `${percent(run.counts.done, run.counts.total)}%`, `${num(run.counts.done)} of ${num(run.counts.total)}`),
       tile('Rate', `${rate(run.itemsPerSecond)}`, 'items done, last 10 s'),
       tile('Backlog age', run.state === 'RUNNING' ? duration(run.backlogAgeSeconds) : '–', 'oldest item waiting'),
       tile('In flight', num(run.counts.leased), g.cap ? `cap ${num(g.cap)}` : null),

@@ -69,7 +69,8 @@ export function runsView(main) {
         run.state !== 'RUNNING' && run.endedAt ? h('span', {}, `ended ${time(run.endedAt)}`) : null,
         h('div', {}, outlookBadge(run))),
       h('td', { 'data-label': 'Backlog age' }, run.state === 'RUNNING' ? duration(run.backlogAgeSeconds) : '–'),
-      h('td', { 'data-label': 'Rate' }, run.state === 'RUNNING' ? `${rate(run.itemsPerSecond)} items` : '–'),
+      h('td', { 'data-label': 'Rate' }, run.state === 'RUNNING' ? `${rate(run.itemsPerSecond)} items`
+        : run.staging ? `${rate(run.staging.rowsPerSecond)} rows staged` : '–'),
     ];
   }
 

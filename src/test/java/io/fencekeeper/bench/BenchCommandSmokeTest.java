@@ -93,6 +93,31 @@ class BenchCommandSmokeTest {
   }
 
   @Test
+  void stagingTimesEachIntakePathFromPostToRunningOnPostgres() throws Exception {
+    Path json = dir.resolve("staging.json");
+    assertEquals(
+        0,
+        BenchMain.commandLine()
+            .execute(
+                "--staging=300",
+                "--warmup=10",
+                "--databases=postgres",
+                "--embedded-non-durable",
+                "--work-dir=" + dir,
+                "--json=" + json));
+
+    JsonNode staging = new ObjectMapper().readTree(json.toFile()).get("staging");
+    List<String> paths = new ArrayList<>();
+    for (JsonNode path : staging) {
+      paths.add(path.get("path").asText());
+      assertEquals(300, path.get("rows").asInt());
+      assertTrue(path.get("runningSeconds").asDouble() > 0, path.toString());
+      assertTrue(path.get("peakRssMiB").asLong() > 0, path.toString());
+    }
+    assertEquals(List.of("file", "upload", "sql"), paths);
+  }
+
+  @Test
   void providerComparisonAppliesOneEffectPerItemOnBothSidesThroughASimProcess() throws Exception {
     JsonNode section =
         bench("--provider-comparison", "--items=40").get("providerComparison").get(0);

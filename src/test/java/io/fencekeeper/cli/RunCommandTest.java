@@ -159,6 +159,7 @@ class RunCommandTest {
         null,
         "scope-1",
         null,
+        null,
         null);
   }
 }

@@ -44,6 +44,7 @@ class RunFilterTest {
         null,
         "scope",
         "default",
+        null,
         null);
   }
 

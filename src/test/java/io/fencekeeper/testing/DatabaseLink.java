@@ -10,6 +10,7 @@ import java.net.Socket;
 import java.net.URI;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -27,6 +28,7 @@ public final class DatabaseLink implements AutoCloseable {
   private final InetSocketAddress database;
   private final Set<Socket> open = ConcurrentHashMap.newKeySet();
   private volatile boolean cut;
+  private final AtomicInteger refused = new AtomicInteger();
 
   /** A link to the database of {@code jdbcUrl} (a PostgreSQL URL with host and port). */
   public DatabaseLink(String jdbcUrl) throws IOException {
@@ -57,6 +59,11 @@ public final class DatabaseLink implements AutoCloseable {
     cut = false;
   }
 
+  /** Connections tried and reset while the link was cut: how often the nodes knocked. */
+  public int refused() {
+    return refused.get();
+  }
+
   /** Connections forwarded now, both ends counted (for the test's printout). */
   public int openSockets() {
     return open.size();
@@ -71,6 +78,7 @@ public final class DatabaseLink implements AutoCloseable {
         return;
       }
       if (cut) {
+        refused.incrementAndGet();
         reset(client);
         continue;
       }

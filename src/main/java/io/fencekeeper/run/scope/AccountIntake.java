@@ -6,7 +6,6 @@ import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Map;
 import java.util.TreeMap;
 
 /**
@@ -34,6 +33,7 @@ final class AccountIntake {
   private final int batchSize;
   private final long maxItems;
   private final ScopeSink sink;
+  private final ScopeSink.ReadSoFar after;
   private final MessageDigest digest = ScopeDigests.sha256();
   // the first problems by position: repeats are learned a batch late, out of order
   private final TreeMap<Long, String> problems = new TreeMap<>();
@@ -43,13 +43,22 @@ final class AccountIntake {
 
   /**
    * @param source names the scope in messages, e.g. {@code the scope CSV (scope.path)}
+   * @param after what a staging cut off by a fault had staged already: those accounts are read,
+   *     checked and digested again but not handed to the sink, and must digest as they did then
    */
-  AccountIntake(String source, Where where, int batchSize, long maxItems, ScopeSink sink) {
+  AccountIntake(
+      String source,
+      Where where,
+      int batchSize,
+      long maxItems,
+      ScopeSink sink,
+      ScopeSink.ReadSoFar after) {
     this.source = source;
     this.where = where;
     this.batchSize = batchSize;
     this.maxItems = maxItems;
     this.sink = sink;
+    this.after = after;
     this.batch = new ArrayList<>(batchSize);
   }
 
@@ -79,6 +88,13 @@ final class AccountIntake {
     digest.update((byte) ',');
     digest.update(cursor.getBytes(StandardCharsets.UTF_8));
     digest.update((byte) '\n');
+    if (count <= after.accounts()) {
+      // staged before the fault: only its digest is checked, where the staged part ends
+      if (count == after.accounts() && !digestSoFar().equals(after.digest())) {
+        throw new ScopeChanged(source, after.accounts());
+      }
+      return;
+    }
     batch.add(new ScopeSink.Positioned(position, new AccountCursor(accountId, cursor)));
     if (batch.size() == batchSize) {
       flush();
@@ -100,6 +116,10 @@ final class AccountIntake {
   /** Hands on the last batch and answers the summary, or throws if anything was wrong. */
   ScopeSummary finish() {
     flush();
+    if (count < after.accounts()) {
+      throw new ScopeChanged(source, after.accounts());
+    }
+    reportRepeats(sink.finish(soFar()));
     if (problemCount > 0) {
       StringBuilder message =
           new StringBuilder(source)
@@ -125,19 +145,30 @@ final class AccountIntake {
     }
     List<ScopeSink.Positioned> staged = batch;
     batch = new ArrayList<>(batchSize);
-    List<Long> repeats = sink.stage(staged);
-    if (repeats.isEmpty()) {
-      return;
-    }
-    Map<Long, AccountCursor> byPosition = new TreeMap<>();
-    for (ScopeSink.Positioned p : staged) {
-      byPosition.put(p.position(), p.account());
-    }
-    for (long position : repeats) {
+    reportRepeats(sink.stage(staged, soFar()));
+  }
+
+  private void reportRepeats(List<ScopeSink.Positioned> repeats) {
+    for (ScopeSink.Positioned repeat : repeats) {
+      long position = repeat.position();
       boolean reported = problems.size() < REPORTED_PROBLEMS || position < problems.lastKey();
-      long first = reported ? sink.firstPositionOf(byPosition.get(position)) : -1;
+      long first = reported ? sink.firstPositionOf(repeat.account()) : -1;
       // count = valid accounts, a repeat included: the limit is about what was sent
       problem(position, reported ? "duplicate of " + where.at(first, 0) : "duplicate");
+    }
+  }
+
+  /** The read so far: every batch handed on carries it, for a sink that commits in steps. */
+  private ScopeSink.ReadSoFar soFar() {
+    return new ScopeSink.ReadSoFar(count, digestSoFar(), problemCount == 0);
+  }
+
+  /** The digest of the accounts read so far, the digest itself going on. */
+  private String digestSoFar() {
+    try {
+      return HexFormat.of().formatHex(((MessageDigest) digest.clone()).digest());
+    } catch (CloneNotSupportedException e) {
+      throw new IllegalStateException("the JDK's SHA-256 can be cloned", e);
     }
   }
 }

@@ -32,6 +32,12 @@ public final class ScopeReader {
 
   private static final String HEADER = "accountId,cursor";
 
+  /**
+   * Rows a SQL scope fetches per round trip: at most this many sit in memory, and a million-row
+   * scope costs a hundred round trips, not a thousand.
+   */
+  private static final int SQL_FETCH_SIZE = 10_000;
+
   private final ScopeSettings settings;
   private final ScopeDirectory directory;
 
@@ -54,14 +60,27 @@ public final class ScopeReader {
    *     delivered must be discarded
    */
   public ScopeSummary read(Scope scope, ScopeSink sink) {
+    return read(scope, sink, ScopeSink.ReadSoFar.NOTHING);
+  }
+
+  /**
+   * As {@link #read(Scope, ScopeSink)}, for a staging that a fault cut off after it had staged
+   * {@code after}: the scope is read from its first row again (the digest covers all of it, and
+   * every row is checked again), but only the accounts after those are handed to the sink.
+   *
+   * @throws ScopeChanged when the accounts read up to there do not digest as {@code after} says:
+   *     the scope is not the one staged, and its staging must start over
+   */
+  public ScopeSummary read(Scope scope, ScopeSink sink, ScopeSink.ReadSoFar after) {
     Objects.requireNonNull(scope, "scope");
     Objects.requireNonNull(sink, "sink");
+    Objects.requireNonNull(after, "after");
     if (scope instanceof Scope.Csv csv) {
-      return readFile(csv, sink);
+      return readFile(csv, sink, after);
     } else if (scope instanceof Scope.Inline inline) {
-      return readInline(inline, sink);
+      return readInline(inline, sink, after);
     } else if (scope instanceof Scope.Sql sql) {
-      return readSql(sql, sink);
+      return readSql(sql, sink, after);
     } else if (scope instanceof Scope.Upload) {
       throw new ScopeException("an uploaded scope needs its CSV: none was sent");
     }
@@ -74,11 +93,31 @@ public final class ScopeReader {
    */
   public ScopeSummary readUpload(InputStream upload, ScopeSink sink) {
     Objects.requireNonNull(upload, "upload");
-    return readCsv("uploaded CSV", upload, sink);
+    return readCsv("uploaded CSV", upload, sink, ScopeSink.ReadSoFar.NOTHING);
   }
 
-  private ScopeSummary readInline(Scope.Inline inline, ScopeSink sink) {
-    AccountIntake intake = intake("inline scope", (i, column) -> "accounts[" + i + "]", sink);
+  /**
+   * Whether this node could read the scope again, to go on with a staging that a fault cut off: a
+   * CSV file in its own scope directory, a SQL scope with a source configured here, any inline
+   * scope; never an upload, whose body went with the request.
+   */
+  public boolean canRead(Scope scope) {
+    if (scope instanceof Scope.Csv csv) {
+      try {
+        return Files.isReadable(directory.resolve(csv.path()));
+      } catch (ScopeException refused) {
+        return false;
+      }
+    }
+    if (scope instanceof Scope.Sql) {
+      return settings.sqlSource().isPresent();
+    }
+    return scope instanceof Scope.Inline;
+  }
+
+  private ScopeSummary readInline(Scope.Inline inline, ScopeSink sink, ScopeSink.ReadSoFar after) {
+    AccountIntake intake =
+        intake("inline scope", (i, column) -> "accounts[" + i + "]", sink, after);
     List<AccountCursor> accounts = inline.accounts();
     for (int i = 0; i < accounts.size(); i++) {
       intake.accept(i, accounts.get(i).accountId(), accounts.get(i).cursor());
@@ -86,18 +125,19 @@ public final class ScopeReader {
     return intake.finish();
   }
 
-  private ScopeSummary readFile(Scope.Csv csv, ScopeSink sink) {
+  private ScopeSummary readFile(Scope.Csv csv, ScopeSink sink, ScopeSink.ReadSoFar after) {
     Path path = directory.resolve(csv.path());
     // the path is the caller's input: messages name the field, not its value
     String source = "the scope CSV (scope.path)";
     try (InputStream in = Files.newInputStream(path)) {
-      return readCsv(source, in, sink);
+      return readCsv(source, in, sink, after);
     } catch (IOException e) {
       throw new ScopeException(source + " cannot be opened", e);
     }
   }
 
-  private ScopeSummary readCsv(String source, InputStream in, ScopeSink sink) {
+  private ScopeSummary readCsv(
+      String source, InputStream in, ScopeSink sink, ScopeSink.ReadSoFar after) {
     Reader reader =
         new InputStreamReader(
             in,
@@ -122,7 +162,8 @@ public final class ScopeReader {
           intake(
               source,
               (n, column) -> column == 0 ? "line " + n : "line " + n + ", column " + column,
-              sink);
+              sink,
+              after);
       while ((text = lines.next()) != null) {
         long line = lines.number();
         if (text == CsvLines.TOO_LONG) {
@@ -149,8 +190,10 @@ public final class ScopeReader {
     }
   }
 
-  private AccountIntake intake(String source, AccountIntake.Where where, ScopeSink sink) {
-    return new AccountIntake(source, where, settings.batchSize(), settings.maxItemsPerRun(), sink);
+  private AccountIntake intake(
+      String source, AccountIntake.Where where, ScopeSink sink, ScopeSink.ReadSoFar after) {
+    return new AccountIntake(
+        source, where, settings.batchSize(), settings.maxItemsPerRun(), sink, after);
   }
 
   private static boolean isBlank(String line) {
@@ -172,7 +215,7 @@ public final class ScopeReader {
     return field;
   }
 
-  private ScopeSummary readSql(Scope.Sql sql, ScopeSink sink) {
+  private ScopeSummary readSql(Scope.Sql sql, ScopeSink sink, ScopeSink.ReadSoFar after) {
     SqlSource source =
         settings
             .sqlSource()
@@ -181,9 +224,12 @@ public final class ScopeReader {
                     new ScopeException(
                         "no scope SQL data source is configured (fencekeeper.scope-sql.url)"));
     String query = SelectOnly.require(sql.query());
-    AccountIntake intake = intake("scope SQL query", (n, column) -> "row " + n, sink);
+    AccountIntake intake = intake("scope SQL query", (n, column) -> "row " + n, sink, after);
     new SqlScopeQuery(
-            source, settings.sqlTimeout(), settings.maxItemsPerRun(), settings.batchSize())
+            source,
+            settings.sqlTimeout(),
+            settings.maxItemsPerRun(),
+            Math.max(settings.batchSize(), SQL_FETCH_SIZE))
         .run(query, (row, accountId, cursor) -> intake.accept(row, accountId, cursor));
     return intake.finish();
   }

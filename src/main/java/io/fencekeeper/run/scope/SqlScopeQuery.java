@@ -70,10 +70,13 @@ final class SqlScopeQuery {
       connection = DriverManager.getConnection(source.url(), source.user(), source.password());
     } catch (SQLException e) {
       log.warn("cannot connect to the scope SQL data source {}", source, e);
+      // the cause tells a staging that goes on after a fault to wait for the source; the message
+      // is all a client sees
       throw new ScopeException(
           "cannot connect to the scope SQL data source (SQLState "
               + e.getSQLState()
-              + "); the node's log has the details");
+              + "); the node's log has the details",
+          e);
     }
     long deadline = System.nanoTime() + timeout.toNanos();
     try (connection) {

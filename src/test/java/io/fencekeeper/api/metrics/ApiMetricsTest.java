@@ -56,6 +56,7 @@ class ApiMetricsTest {
         null,
         null,
         "default",
+        null,
         null);
   }
 

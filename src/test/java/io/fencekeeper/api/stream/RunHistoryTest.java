@@ -43,6 +43,7 @@ class RunHistoryTest {
         null,
         null,
         null,
+        null,
         null);
   }
 

@@ -12,6 +12,9 @@ final class CollectingSink implements ScopeSink {
   private final Consumer<List<AccountCursor>> batches;
   private final Map<AccountCursor, Long> firstSeen = new HashMap<>();
 
+  /** What the reader said of its read with each batch. */
+  final List<ReadSoFar> soFars = new ArrayList<>();
+
   private CollectingSink(Consumer<List<AccountCursor>> batches) {
     this.batches = batches;
   }
@@ -25,12 +28,13 @@ final class CollectingSink implements ScopeSink {
   }
 
   @Override
-  public List<Long> stage(List<Positioned> batch) {
-    List<Long> repeats = new ArrayList<>();
+  public List<Positioned> stage(List<Positioned> batch, ReadSoFar soFar) {
+    soFars.add(soFar);
+    List<Positioned> repeats = new ArrayList<>();
     List<AccountCursor> fresh = new ArrayList<>();
     for (Positioned p : batch) {
       if (firstSeen.putIfAbsent(p.account(), p.position()) != null) {
-        repeats.add(p.position());
+        repeats.add(p);
       } else {
         fresh.add(p.account());
       }

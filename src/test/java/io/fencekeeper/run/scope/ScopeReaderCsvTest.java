@@ -219,6 +219,45 @@ class ScopeReaderCsvTest {
     assertNotEquals(first.digest(), other.digest());
   }
 
+  /**
+   * A staging cut off by a fault reads its scope again after the part it staged: only the rest is
+   * handed on, the digest still covers the whole, and each batch says how far the read has come.
+   */
+  @Test
+  void aReadAfterAStagedPartHandsOnOnlyTheRestAndDigestsTheWhole() throws IOException {
+    Path csv = generate("resumed.csv", 5_000, -1);
+    CollectingSink first = CollectingSink.discarding();
+    ScopeSummary whole = reader().read(new Scope.Csv(csv.toString()), first);
+    ScopeSink.ReadSoFar staged = first.soFars.get(1);
+    assertEquals(2_000, staged.accounts());
+    assertTrue(staged.clean());
+
+    List<AccountCursor> rest = new ArrayList<>();
+    ScopeSummary resumed =
+        reader().read(new Scope.Csv(csv.toString()), CollectingSink.into(rest::addAll), staged);
+
+    assertEquals(whole, resumed);
+    assertEquals(3_000, rest.size());
+    assertEquals(new AccountCursor("acct-002000", "cur-60"), rest.get(0));
+  }
+
+  @Test
+  void aReadAfterAStagedPartThatChangedSinceIsRefusedAsChanged() throws IOException {
+    Path csv = generate("before.csv", 5_000, -1);
+    CollectingSink first = CollectingSink.discarding();
+    reader().read(new Scope.Csv(csv.toString()), first);
+    ScopeSink.ReadSoFar staged = first.soFars.get(1);
+    Path changed = generate("changed.csv", 5_000, 1_500);
+    Path shorter = generate("shorter.csv", 1_000, -1);
+
+    for (Path other : List.of(changed, shorter)) {
+      assertThrows(
+          ScopeChanged.class,
+          () -> reader().read(new Scope.Csv(other.toString()), CollectingSink.discarding(), staged),
+          other.getFileName().toString());
+    }
+  }
+
   @Test
   void duplicateFarApartInALargeFileIsFound() throws IOException {
     Path csv = generate("dup.csv", 50_000, -1);
