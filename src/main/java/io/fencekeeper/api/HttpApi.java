@@ -165,7 +165,7 @@ public final class HttpApi {
                         mapper, view, ApiViews.GovernorView.of(governor.get(), view.governor())),
                 eventStreamSlots(system))
             .start();
-    RunReport report = new RunReport(mapper, queries, metered, blocking);
+    RunReport report = new RunReport(mapper, queries, trails::views, blocking);
     ClusterStatus cluster = new ClusterStatus(system);
     CallerRole role = new CallerRole(settings);
     handlers.put(ApiEndpoint.RUN_LIST_EVENTS, events::runList);
