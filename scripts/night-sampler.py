@@ -195,8 +195,8 @@ def prune(api, run_id, pid):
         time.sleep(2)
     print(
         f"  prune ({plan['total']} runs): {time.time() - started:.0f} s to prunedAt; archive"
-        f" {archive['bytes'] / 1048576:.1f} MB ({archive['items']} items, {archive['events']}"
-        f" events), {archive['rowsDeleted']} rows deleted; the pruning node's RSS at most {peak} MB"
+        f" {archive['bytes'] / 1048576:.1f} MiB ({archive['items']} items, {archive['events']}"
+        f" events), {archive['rowsDeleted']} rows deleted; the pruning node's RSS at most {peak} MiB"
     )
 
 
