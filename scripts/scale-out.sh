@@ -340,7 +340,7 @@ for count in "${COUNTS[@]}"; do
     python3 "$ROOT/scripts/night-sampler.py" summary "$samples"
     python3 "$ROOT/scripts/night-sampler.py" ledger "http://127.0.0.1:$SIM_PORT" "$STATE/scope.csv" || true
     printf '  peak RSS:'
-    for n in $(seq 1 "$count"); do printf ' node %d %d MB' "$n" "$(peak_rss_mb "${NODE_PIDS[$((n - 1))]}")"; done
+    for n in $(seq 1 "$count"); do printf ' node %d %d MiB' "$n" "$(peak_rss_mb "${NODE_PIDS[$((n - 1))]}")"; done
     echo
     # every run that ended before now: the warm-up's too (first), then the measured one's
     [[ "$PRUNE" == 1 ]] && python3 "$ROOT/scripts/night-sampler.py" prune "http://127.0.0.1:8091" \
