@@ -30,6 +30,18 @@
 #   ctx switches/item  voluntary + involuntary context switches of every node thread
 #                      (/proc/<pid>/task/*/status), per item: how often a thread parked or was
 #                      preempted; a wake-up costs CPU that grows with the machine's contention
+# The night's figures (docs/bench.md, "A million-item night"), for every node count:
+#   items/s per tenth  of the measured run, and the last tenth's rate over the second's
+#   latency            the run view (GET /api/runs/{id}) and an item page (GET .../items?limit=100)
+#                      on each node in turn every SAMPLE_EVERY seconds (default 1) while it runs:
+#                      median, p90 and max (scripts/night-sampler.py)
+#   ledger             the sim's ledger (reset after the warm-up): one effect per key, and as many
+#                      keys as accounts with something to clean up
+#   peak RSS           each node's VmHWM (/proc/<pid>/status) once the run has ended
+#   prune              with PRUNE=1: POST /api/archive/prune (every run that ended before now) and
+#                      the time until the run shows prunedAt, node 1's largest RSS meanwhile (every
+#                      2 s), the archive's size and the rows deleted
+# The sim holds every effect in memory: its heap is 256 MB plus 1 MB per 1,000 items (SIM_JVM_OPTS).
 # Settings: IDLE_MEMBERS=1 starts nodes 2..N as members that neither host item shards nor work
 # (FENCEKEEPER_HOST_SHARDS=off, FENCEKEEPER_WORKERS=0): node 1 does all the work, and the others cost
 # only membership, so the difference to 1 node is what being a cluster costs and not what sharing
@@ -37,7 +49,7 @@
 # GOVERNOR_BURST_CAP (default: the product's 16 and 32, cluster-wide), NODE_JVM_OPTS, JFR=0 to skip
 # the profile. Results go to stdout and data/scale-out/results.txt; logs, JFR recordings and the
 # per-thread tables stay in data/scale-out/. Needs target/fencekeeper.jar and
-# target/fencekeeper-postgres.jar, Linux /proc, and the JDK's jcmd and jfr for the profile. The
+# target/fencekeeper-postgres.jar, Linux /proc, python3, and the JDK's jcmd and jfr for the profile. The
 # machine's other load is part of every figure: run it on a quiet machine, and more than once.
 set -euo pipefail
 
@@ -53,7 +65,10 @@ WORKERS="${WORKERS:-32}"
 WARMUP_ITEMS="${WARMUP_ITEMS:-2000}"
 SIM_LATENCY_MS="${SIM_LATENCY_MS:-0}"
 JFR="${JFR:-1}"
+SAMPLE_EVERY="${SAMPLE_EVERY:-1}"
+PRUNE="${PRUNE:-0}"
 ITEMS="${1:-3000}"
+SIM_JVM_OPTS="${SIM_JVM_OPTS:--Xmx$((256 + ITEMS / 1000))m -XX:+UseSerialGC}"
 shift || true
 COUNTS=("$@")
 [[ ${#COUNTS[@]} -gt 0 ]] || COUNTS=(1 2 3)
@@ -172,8 +187,9 @@ start_postgres() {
 }
 
 start_sim() {
-  "$JAVA" -Xmx128m -XX:+UseSerialGC -jar "$JAR" sim-provider --port "$SIM_PORT" \
-    --latency-ms "$SIM_LATENCY_MS" >"$STATE/sim.log" 2>&1 &
+  # shellcheck disable=SC2086
+  "$JAVA" $SIM_JVM_OPTS -Dsun.net.httpserver.maxIdleConnections=4096 -jar "$JAR" sim-provider \
+    --port "$SIM_PORT" --latency-ms "$SIM_LATENCY_MS" --threads 64 >"$STATE/sim.log" 2>&1 &
   STARTED_PIDS+=($!)
   wait_for_line "$STATE/sim.log" "listening on" $! "sim-provider"
 }
@@ -188,7 +204,7 @@ write_conf() {
 }
 
 write_scope() {
-  { echo "accountId,cursor"; for i in $(seq 1 "$1"); do printf 'acct-%06d,c-1\n' "$i"; done; } >"$2"
+  awk -v n="$1" 'BEGIN {print "accountId,cursor"; for (i = 1; i <= n; i++) printf "acct-%06d,c-1\n", i}' >"$2"
 }
 
 # IDLE_MEMBERS=1: node 1 works, the others are members only
@@ -226,9 +242,15 @@ stop_nodes() {
   done
 }
 
+peak_rss_mb() { awk '/^VmHWM/ {printf "%d", $2 / 1024}' "/proc/$1/status"; }
+rss_mb() { awk '/^VmRSS/ {printf "%d", $2 / 1024}' "/proc/$1/status"; }
+
 run_scope() { # date scope-file output
   "$JAVA" -Xmx128m -XX:+UseSerialGC -jar "$JAR" run --url "http://127.0.0.1:8091" \
-    --job scale-out --date "$1" --accounts "$2" >"$3" 2>&1
+    --job scale-out --date "$1" --accounts "$2" >"$3" 2>&1 && return 0
+  echo "run scale-out/$1 did not succeed (the machine's load: $(cut -d' ' -f1-3 /proc/loadavg)):" >&2
+  tail -12 "$3" >&2
+  return 1
 }
 
 start_postgres
@@ -249,7 +271,7 @@ day=$(( (RUN_TAG / 10) % 15000 ))
 for count in "${COUNTS[@]}"; do
   start_nodes "$count"
   node1="${NODE_PIDS[0]}"
-  coordinator="$(curl -fsS http://127.0.0.1:8091/api/cluster | grep -o '"coordinator":"[^"]*"' | head -1)"
+  coordinator="$(curl -fsS http://127.0.0.1:8091/api/cluster | grep -o '"coordinator":"[^"]*"' | head -1 || true)"
   if [[ "$WARMUP_ITEMS" -gt 0 ]]; then
     day=$((day + 1))
     run_scope "$(date -u -d "2000-01-01 + $day days" +%F)" "$STATE/warmup.csv" "$STATE/nodes-$count-warmup.txt"
@@ -266,8 +288,17 @@ for count in "${COUNTS[@]}"; do
   done
   thread_ticks "$node1" >"$STATE/threads-before.txt"
   db_before="${PG_PID:+$(pg_ticks "$PG_PID")}"
+  curl -fsS -o /dev/null -X POST "http://127.0.0.1:$SIM_PORT/admin/reset" # the measured run's ledger
+  apis=()
+  for n in $(seq 1 "$count"); do apis+=("http://127.0.0.1:$((8090 + n))"); done
+  samples="$STATE/nodes-$count-samples.txt"
+  rm -f "$samples"
+  python3 "$ROOT/scripts/night-sampler.py" sample "scale-out/$date" "$samples" "$SAMPLE_EVERY" "${apis[@]}" &
+  sampler=$!
+  STARTED_PIDS+=("$sampler")
   run_scope "$date" "$STATE/scope.csv" "$STATE/nodes-$count-run.txt"
   db_after="${PG_PID:+$(pg_ticks "$PG_PID")}"
+  wait "$sampler" || true
   thread_ticks "$node1" >"$STATE/threads-after.txt"
   nodes_ticks=0 no_jit_ticks=0 switches=0
   for pid in "${NODE_PIDS[@]}"; do
@@ -305,6 +336,16 @@ for count in "${COUNTS[@]}"; do
       echo "  node 1 JFR execution samples by whose work (samples, share):"
       sed 's/^/    /' "$STATE/nodes-$count-node-1-shares.txt"
     fi
+    echo "  the night (load $(cut -d' ' -f1-3 /proc/loadavg) at its end; samples every ${SAMPLE_EVERY} s on each node):"
+    python3 "$ROOT/scripts/night-sampler.py" summary "$samples"
+    python3 "$ROOT/scripts/night-sampler.py" ledger "http://127.0.0.1:$SIM_PORT" "$STATE/scope.csv" || true
+    printf '  peak RSS:'
+    for n in $(seq 1 "$count"); do printf ' node %d %d MiB' "$n" "$(peak_rss_mb "${NODE_PIDS[$((n - 1))]}")"; done
+    echo
+    # every run that ended before now: the warm-up's too (first), then the measured one's
+    [[ "$PRUNE" == 1 ]] && python3 "$ROOT/scripts/night-sampler.py" prune "http://127.0.0.1:8091" \
+      "scale-out/$date" "$node1"
+    true
   } | tee -a "$RESULTS"
   stop_nodes
 done

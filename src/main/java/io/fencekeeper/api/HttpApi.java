@@ -44,6 +44,7 @@ import io.fencekeeper.archive.RetentionKeeper;
 import io.fencekeeper.item.ExternalWorkers;
 import io.fencekeeper.item.ItemAudit;
 import io.fencekeeper.item.ItemGateway;
+import io.fencekeeper.item.ItemTrails;
 import io.fencekeeper.node.FencekeeperNode;
 import io.fencekeeper.provider.budget.ProviderBudgets;
 import io.fencekeeper.run.RunItemStore;
@@ -95,6 +96,7 @@ public final class HttpApi {
       RunService runs,
       ItemGateway items,
       ItemAudit audit,
+      ItemTrails trails,
       RunItemStore queries,
       ExecutorService blocking,
       ApiMetrics metrics,
@@ -111,7 +113,7 @@ public final class HttpApi {
     this.auth = new ApiAuth(settings);
     this.errors = new ApiErrors(mapper, settings.maxBodyBytes());
     ItemGateway metered = new MeteredItemGateway(items, metrics, "api");
-    ItemPages pages = new ItemPages(queries, metered, blocking);
+    ItemPages pages = new ItemPages(queries, trails::views, blocking);
     RunEndpoints run =
         new RunEndpoints(
             mapper, runs, pages, governor::get, metrics, settings.maxLease(), intake, words);
@@ -167,7 +169,7 @@ public final class HttpApi {
                         mapper, view, ApiViews.GovernorView.of(governor.get(), view.governor())),
                 eventStreamSlots(system))
             .start();
-    RunReport report = new RunReport(mapper, queries, metered, blocking);
+    RunReport report = new RunReport(mapper, queries, trails::views, blocking);
     ClusterStatus cluster = new ClusterStatus(system);
     CallerRole role = new CallerRole(settings);
     handlers.put(ApiEndpoint.RUN_LIST_EVENTS, events::runList);
@@ -213,6 +215,8 @@ public final class HttpApi {
     // the node owns the run_item store and its pool; the API only reads through it
     RunItemStore queries = node.runItems();
     ItemAudit audit = new ItemAudit(system);
+    // many items' journals in one query: the item pages and the archive
+    ItemTrails trails = new ItemTrails(system, queries.dataSource());
     // the node's configured caps until the coordinator's (PUT /api/governor) are read
     AtomicReference<GovernorSettings> governor = new AtomicReference<>(node.settings().governor());
     HttpApi api =
@@ -222,6 +226,7 @@ public final class HttpApi {
             node.runs(),
             node.items(),
             audit,
+            trails,
             queries,
             blocking,
             metrics,
@@ -229,7 +234,7 @@ public final class HttpApi {
             RunIntakeSettings.fromConfig(system.settings().config()),
             node.budgets(),
             node.verifications(),
-            startRetention(node, audit, governor, metrics),
+            startRetention(node, trails, governor, metrics),
             node.externalWorkers());
     CompletionStage<ServerBinding> binding =
         new HttpConnections(system, HttpConnections.Limits.of(system), metrics)
@@ -276,7 +281,7 @@ public final class HttpApi {
    */
   private static ActorRef<RetentionKeeper.Command> startRetention(
       FencekeeperNode node,
-      ItemAudit audit,
+      ItemTrails trails,
       AtomicReference<GovernorSettings> governor,
       ApiMetrics metrics) {
     ActorSystem<?> system = node.system();
@@ -287,7 +292,7 @@ public final class HttpApi {
             node.coordinator(),
             node.endedRuns(),
             node.runItems(),
-            audit,
+            trails,
             new ApiArchiveViews(ApiJson.mapper(), governor::get),
             node.retention(),
             node.clock(),

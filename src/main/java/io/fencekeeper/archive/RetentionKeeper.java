@@ -2,7 +2,7 @@ package io.fencekeeper.archive;
 
 import io.fencekeeper.CborSerializable;
 import io.fencekeeper.DaemonThreads;
-import io.fencekeeper.item.ItemAudit;
+import io.fencekeeper.item.ItemTrails;
 import io.fencekeeper.run.EndedRuns;
 import io.fencekeeper.run.RunCoordinator;
 import io.fencekeeper.run.RunItemStore;
@@ -50,7 +50,7 @@ public final class RetentionKeeper {
       ActorRef<RunCoordinator.Command> coordinator,
       EndedRuns ended,
       RunItemStore store,
-      ItemAudit audit,
+      ItemTrails trails,
       ArchiveViews views,
       RetentionSettings settings,
       Clock clock,

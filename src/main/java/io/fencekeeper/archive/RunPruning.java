@@ -3,6 +3,7 @@ package io.fencekeeper.archive;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fencekeeper.item.ItemAudit;
 import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.ItemTrails;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.run.EndedRuns;
 import io.fencekeeper.run.RunArchive;
@@ -13,11 +14,12 @@ import io.fencekeeper.run.ScopePurge;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -50,8 +52,8 @@ final class RunPruning {
     }
   }
 
-  /** An item's journal is read this many items at a time, as the API's report reads items. */
-  static final int PARALLEL_READS = 16;
+  /** A page of the scope, and the items whose journals one query reads. */
+  static final int PAGE = ItemTrails.MAX_ITEMS;
 
   private final RetentionKeeper.Dependencies deps;
   private final ScopePurge purge;
@@ -155,42 +157,34 @@ final class RunPruning {
   /**
    * Every item of the scope in scope order, with its report line and its events. Each item is made
    * from its own events by the entity's event handler ({@link WorkItem#replay}): the same item the
-   * entity would answer, without waking it on a journal about to be deleted.
+   * entity would answer, without waking it on a journal about to be deleted. A page of the scope's
+   * items is read from the journal in one query ({@link ItemTrails}), not a stream per item.
    */
   private void writeItems(RunView view, ArchiveWriter out) throws IOException {
     RunItemStore store = deps.store();
+    LocalDate date = LocalDate.parse(view.businessDate());
     int fromSeq = 0;
     while (true) {
-      List<RunItemStore.Row> page = store.page(view.scopeId(), fromSeq, 500);
+      List<RunItemStore.Row> page = store.page(view.scopeId(), fromSeq, PAGE);
       if (page.isEmpty()) {
         return;
       }
-      for (int i = 0; i < page.size(); i += PARALLEL_READS) {
-        List<RunItemStore.Row> window = page.subList(i, Math.min(page.size(), i + PARALLEL_READS));
-        List<ItemId> ids = new ArrayList<>();
-        List<CompletableFuture<List<ItemAudit.Entry>>> trails = new ArrayList<>();
-        for (RunItemStore.Row row : window) {
-          ItemId id =
-              ItemId.of(
-                  view.job(),
-                  java.time.LocalDate.parse(view.businessDate()),
-                  row.accountId(),
-                  row.cursor());
-          ids.add(id);
-          trails.add(deps.audit().trail(id).toCompletableFuture());
-        }
-        for (int j = 0; j < window.size(); j++) {
-          List<ItemAudit.Entry> trail = CoordinatorCalls.await(trails.get(j));
-          ItemId id = ids.get(j);
-          out.item(
-              window.get(j).seq(),
-              id.value(),
-              deps.views()
-                  .reportLine(
-                      view, id, WorkItem.replay(id, trail.stream().map(e -> e.event()).toList())));
-          for (ItemAudit.Entry entry : trail) {
-            out.event(id.value(), deps.views().auditEvent(entry));
-          }
+      List<ItemId> ids = new ArrayList<>(page.size());
+      for (RunItemStore.Row row : page) {
+        ids.add(ItemId.of(view.job(), date, row.accountId(), row.cursor()));
+      }
+      Map<ItemId, List<ItemAudit.Entry>> read = deps.trails().trails(ids);
+      for (int i = 0; i < page.size(); i++) {
+        ItemId id = ids.get(i);
+        List<ItemAudit.Entry> trail = read.get(id);
+        out.item(
+            page.get(i).seq(),
+            id.value(),
+            deps.views()
+                .reportLine(
+                    view, id, WorkItem.replay(id, trail.stream().map(e -> e.event()).toList())));
+        for (ItemAudit.Entry entry : trail) {
+          out.event(id.value(), deps.views().auditEvent(entry));
         }
       }
       fromSeq = page.get(page.size() - 1).seq() + 1;

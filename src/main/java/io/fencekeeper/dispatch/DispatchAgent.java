@@ -109,6 +109,8 @@ public final class DispatchAgent {
               MemberRemoved.class,
               removed -> {
                 fastPolls = FAST_POLLS; // learn the shards that come here early
+                // told before the shards it hosted arrive: they are paged first, to their end
+                dispatchers.values().forEach(c -> c.ref().tell(new NodeDispatcher.MemberLost()));
                 return Behaviors.same();
               })
           .onMessage(Hosted.class, this::onHosted)

@@ -64,6 +64,9 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
   /** From the agent: the item shards this node hosts now (null: not read yet). */
   record Hosted(Set<Integer> shards) implements Command {}
 
+  /** From the agent: a member was removed from the cluster; the shards it hosted come next. */
+  record MemberLost() implements Command {}
+
   private record Tick() implements Command {}
 
   private record PageLoaded(int shard, List<ScopeRows.Row> rows) implements Command {}
@@ -150,6 +153,9 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
     this.leavingPools = new LeavingPools(Cluster.get(ctx.getSystem()));
     this.slice = Math.max(0, first.slice());
     items.lostLeases(first.lostLeases());
+    if (!first.lostLeases().isEmpty()) {
+      paging.memberLost();
+    }
     var receptionist = ctx.getSystem().receptionist();
     receptionist.tell(Receptionist.register(WorkProtocol.SERVICE_KEY, ctx.getSelf()));
     receptionist.tell(Receptionist.register(WorkProtocol.serviceKeyOf(run.runId()), ctx.getSelf()));
@@ -188,6 +194,12 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
             })
         .onMessage(Assigned.class, this::onAssigned)
         .onMessage(Hosted.class, this::onHosted)
+        .onMessage(
+            MemberLost.class,
+            lost -> {
+              paging.memberLost();
+              return this;
+            })
         .onMessage(PageLoaded.class, this::onPageLoaded)
         .onMessage(PageFailed.class, this::onPageFailed)
         .onMessage(Reopened.class, this::onReopened)
@@ -205,6 +217,9 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
       slice = assigned.slice();
     }
     items.lostLeases(assigned.lostLeases());
+    if (!assigned.lostLeases().isEmpty()) {
+      paging.memberLost(); // the coordinator saw a node go before this node's agent did
+    }
     if (assigned.stopping() && !stopping) {
       beginStop();
     }

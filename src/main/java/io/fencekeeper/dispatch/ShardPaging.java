@@ -9,9 +9,13 @@ import java.util.TreeSet;
 
 /**
  * Which of the shards this node hosts its dispatcher pages in next, and from which item: one shard
- * at a time, a page of {@code run_item} rows at a time. A shard that arrives once the dispatcher
- * runs (its node left, or it moved here) is paged first, from its first item: its items were handed
- * out elsewhere before, and the leases its old node held are due for a takeover. One that leaves is
+ * at a time, a page of {@code run_item} rows at a time. A shard that arrives once a member was lost
+ * (removed from the cluster) is an arrival: paged first and to its end, from its first item, since
+ * the leases the lost node held among its items are due for a takeover. Before any loss, a shard
+ * that comes later is paged like the first ones, a page when the queue runs low: at a night's start
+ * the shards are allocated one by one after the dispatcher starts, and paging each to its end at
+ * once would hold the whole night in memory; a shard that moved from a node that is still a member
+ * (a rebalance) has a live old host, whose workers finish what they hold. One that leaves is
  * forgotten, so that it is paged anew if it comes back.
  */
 final class ShardPaging {
@@ -22,6 +26,7 @@ final class ShardPaging {
   // shards that arrived after the first hosted set, not paged to their end yet
   private final Set<Integer> arrived = new TreeSet<>();
   private boolean first = true;
+  private boolean memberLost;
 
   /** The shards this node hosts now. */
   void hosted(Set<Integer> shards) {
@@ -29,11 +34,16 @@ final class ShardPaging {
     paged.retainAll(shards);
     arrived.retainAll(shards);
     for (int shard : shards) {
-      if (!paged.contains(shard) && next.putIfAbsent(shard, 0) == null && !first) {
+      if (!paged.contains(shard) && next.putIfAbsent(shard, 0) == null && !first && memberLost) {
         arrived.add(shard);
       }
     }
     first = false;
+  }
+
+  /** A member was removed: the shards that come from now on may hold its leases. */
+  void memberLost() {
+    memberLost = true;
   }
 
   /** The next shard to page, if any hosted shard has rows not paged in yet: arrivals first. */

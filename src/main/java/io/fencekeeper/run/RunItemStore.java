@@ -52,8 +52,12 @@ public final class RunItemStore implements ScopeRows, AutoCloseable {
     this.dataSource = new HikariDataSource(config);
   }
 
-  /** The pool, for the other run tables written while staging ({@link StagingTable}). */
-  javax.sql.DataSource dataSource() {
+  /**
+   * The pool, for the other run tables written while staging ({@link StagingTable}), and for reads
+   * of the journal's tables, which live in the same database (retention's deletes, the items of a
+   * page: {@code item/ItemTrails}).
+   */
+  public javax.sql.DataSource dataSource() {
     return dataSource;
   }
 
@@ -269,34 +273,29 @@ public final class RunItemStore implements ScopeRows, AutoCloseable {
 
   /** Up to {@code limit} items with {@code seq >= fromSeq}, in order. */
   public List<Row> page(String scopeId, int fromSeq, int limit) {
-    return page(scopeId, fromSeq, limit, false);
+    return rows(
+        "SELECT seq, account_id, provider_cursor, status FROM run_item"
+            + " WHERE scope_id = ? AND seq >= ? ORDER BY seq LIMIT ?",
+        scopeId,
+        fromSeq,
+        limit);
   }
 
   /**
-   * Up to {@code limit} items with {@code seq >= fromSeq}, in order; {@code skipDone} leaves out
-   * items whose cached status is DONE (final, so the cache can be trusted for it).
+   * The items with {@code fromSeq <= seq < toSeq}, in order; {@code skipDone} leaves out items
+   * whose cached status is DONE (final, so the cache can be trusted for it). The range bounds what
+   * is read, whatever the statuses: a filter on a run where nearly everything is DONE must not walk
+   * the index to the end of the scope to fill its page.
    */
-  public List<Row> page(String scopeId, int fromSeq, int limit, boolean skipDone) {
-    String sql =
+  public List<Row> window(String scopeId, int fromSeq, int toSeq, boolean skipDone) {
+    return rows(
         "SELECT seq, account_id, provider_cursor, status FROM run_item"
-            + " WHERE scope_id = ? AND seq >= ?"
+            + " WHERE scope_id = ? AND seq >= ? AND seq < ?"
             + (skipDone ? " AND status <> " + DONE : "")
-            + " ORDER BY seq LIMIT ?";
-    try (Connection c = dataSource.getConnection();
-        PreparedStatement ps = c.prepareStatement(sql)) {
-      ps.setString(1, scopeId);
-      ps.setInt(2, fromSeq);
-      ps.setInt(3, limit);
-      List<Row> rows = new ArrayList<>(limit);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          rows.add(new Row(rs.getInt(1), rs.getString(2), rs.getString(3), rs.getShort(4)));
-        }
-      }
-      return rows;
-    } catch (SQLException e) {
-      throw new IllegalStateException("could not read the scope of a run: " + e.getMessage(), e);
-    }
+            + " ORDER BY seq",
+        scopeId,
+        fromSeq,
+        toSeq);
   }
 
   @Override

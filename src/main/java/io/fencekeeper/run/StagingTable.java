@@ -15,7 +15,7 @@ import java.util.Optional;
 import javax.sql.DataSource;
 
 /**
- * The {@code run_staging} table (V5, V10): one row per run whose scope a node is staging, so that
+ * The {@code run_staging} table (V5, V11): one row per run whose scope a node is staging, so that
  * every node can see it, a retried create joins it instead of staging a second copy, and a staging
  * cut off by a fault goes on from its last committed step. All of its SQL lives here. Times come
  * from the database ({@code CURRENT_TIMESTAMP}), so nodes with different clocks agree on how old a

@@ -11,6 +11,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fencekeeper.api.http.ApiJson;
 import io.fencekeeper.item.ItemAudit;
 import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.ItemTrails;
 import io.fencekeeper.item.ItemView;
 import io.fencekeeper.run.RunArchive;
 import io.fencekeeper.run.RunCoordinator;
@@ -305,7 +306,7 @@ class RetentionPassTest {
         node.node.coordinator(),
         node.node.endedRuns(),
         node.node.runItems(),
-        new ItemAudit(node.node.system()),
+        new ItemTrails(node.node.system(), node.node.runItems().dataSource()),
         new PlainViews(ApiJson.mapper()),
         node.node.retention(),
         node.clock,

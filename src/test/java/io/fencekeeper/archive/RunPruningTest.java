@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.fencekeeper.item.ItemAudit;
+import io.fencekeeper.item.ItemTrails;
 import io.fencekeeper.run.RunArchive;
 import io.fencekeeper.run.RunCoordinator;
 import java.io.IOException;
@@ -40,7 +40,7 @@ class RunPruningTest {
               node.node.coordinator(),
               node.node.endedRuns(),
               node.node.runItems(),
-              new ItemAudit(node.node.system()),
+              new ItemTrails(node.node.system(), node.node.runItems().dataSource()),
               null, // no archive is written here: each run is marked archived already
               node.node.retention(),
               node.clock,

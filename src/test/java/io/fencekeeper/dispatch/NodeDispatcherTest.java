@@ -285,12 +285,13 @@ class NodeDispatcherTest {
   }
 
   @Test
-  void aShardThatArrivesIsPagedAndHandedOutFirst() {
+  void aShardThatArrivesAfterAMemberWasLostIsPagedAndHandedOutFirst() {
     rows.add(1, 0, 1, 2);
     rows.add(2, 3, 4);
     ActorRef<ToDispatcher> dispatcher = dispatcher(5, 0, Set.of(1));
     awaitPaged(1);
 
+    dispatcher.tell(new NodeDispatcher.MemberLost());
     dispatcher.tell(new NodeDispatcher.Hosted(Set.of(1, 2)));
     awaitPaged(1, 2);
     dispatcher.tell(new NodeDispatcher.Assigned(10, false, List.of()));
@@ -299,6 +300,34 @@ class NodeDispatcherTest {
         List.of(3, 4, 0, 1, 2),
         seqs(ask(dispatcher, 10)),
         "its old node's leases may be due: its items go ahead of the backlog");
+  }
+
+  @Test
+  void aNightsShardsAllocatedAfterItsDispatcherStartedArePagedAsTheQueueRunsLow() {
+    int perShard = 3 * NodeDispatcher.PAGE;
+    for (int seq = 0; seq < 2 * perShard; seq++) {
+      rows.add(seq < perShard ? 1 : 2, seq);
+    }
+    // a fresh cluster: the dispatcher starts before its node hosts any shard of the night
+    ActorRef<ToDispatcher> dispatcher = dispatcher(2 * perShard, 0, Set.of());
+    dispatcher.tell(new NodeDispatcher.Hosted(Set.of(1, 2)));
+    awaitPaged(1);
+    int reported = reports.size();
+    Await.until(WITHIN, "two reports after the first page", () -> reports.size() >= reported + 2);
+    assertEquals(
+        List.of(1),
+        rows.pagedShards(),
+        "one page is more than the low water: the night is not held in memory at once");
+
+    dispatcher.tell(new NodeDispatcher.Assigned(NodeDispatcher.PAGE, false, List.of()));
+    assertEquals(
+        NodeDispatcher.PAGE - NodeDispatcher.LOW_WATER + 1,
+        ask(dispatcher, NodeDispatcher.PAGE - NodeDispatcher.LOW_WATER + 1).offers().size());
+    Await.until(
+        WITHIN,
+        "the next page once fewer than the low water are ready",
+        rows::pagedShards,
+        List.of(1, 1)::equals);
   }
 
   @Test

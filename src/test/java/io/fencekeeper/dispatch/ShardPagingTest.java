@@ -37,9 +37,10 @@ class ShardPagingTest {
   }
 
   @Test
-  void aShardThatArrivesLaterIsPagedFirstAndOneThatLeftIsForgotten() {
+  void aShardThatArrivesAfterAMemberWasLostIsPagedFirstAndOneThatLeftIsForgotten() {
     paging.hosted(Set.of(1, 2));
     paging.loaded(1, rows(0, 10), 10); // shard 1 half paged
+    paging.memberLost();
     paging.hosted(Set.of(1, 2, 9)); // 9 moved here from a node that left
 
     assertTrue(paging.hasArrivals());
@@ -54,5 +55,17 @@ class ShardPagingTest {
     assertEquals(OptionalInt.of(2), paging.nextShard());
     paging.hosted(Set.of(1, 2)); // 1 came back: paged again from its first item
     assertEquals(0, paging.from(1));
+  }
+
+  @Test
+  void shardsAllocatedOneByOneAtANightsStartAreNotArrivals() {
+    paging.hosted(Set.of()); // the dispatcher starts before its node hosts any shard
+    paging.hosted(Set.of(4));
+    paging.hosted(Set.of(4, 2));
+
+    assertFalse(paging.hasArrivals(), "no member was lost: nobody's leases are due");
+    assertEquals(OptionalInt.of(2), paging.nextShard());
+    paging.loaded(2, rows(0, 10), 10);
+    assertEquals(OptionalInt.of(2), paging.nextShard(), "paged a page at a time, in turn");
   }
 }

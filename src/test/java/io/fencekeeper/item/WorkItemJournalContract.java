@@ -312,6 +312,52 @@ abstract class WorkItemJournalContract {
     assertEquals(c.token(), again.item().token());
   }
 
+  @Test
+  void itemsReadFromTheirJournalRowsAreTheItemsTheirEntitiesAnswer() throws Exception {
+    ItemId done = item("acct-trails-done");
+    ItemId leased = item("acct-trails-leased");
+    ItemId failed = item("acct-trails-failed");
+    ItemId never = item("acct-trails-never");
+    Claimed d =
+        assertInstanceOf(Claimed.class, ask(done, r -> new WorkItem.Claim("T", LEASE, 5, 0, r)));
+    ask(done, r -> new WorkItem.RecordEffect("T", d.token(), APPLIED, r));
+    ask(done, r -> new WorkItem.Complete("T", d.token(), r));
+    assertInstanceOf(Claimed.class, ask(leased, r -> new WorkItem.Claim("T", LEASE, 5, 0, r)));
+    Claimed f =
+        assertInstanceOf(Claimed.class, ask(failed, r -> new WorkItem.Claim("T", LEASE, 5, 0, r)));
+    ask(
+        failed,
+        r -> new WorkItem.Fail("T", f.token(), "provider said no", true, Duration.ofMinutes(1), r));
+    // a late holder's word is journaled too: the trail holds it, the item does not change
+    ask(done, r -> new WorkItem.Complete("late", d.token(), r));
+
+    List<ItemId> items = List.of(never, failed, done, leased);
+    ItemTrails trails = new ItemTrails(node.system(), node.runItems().dataSource());
+    List<ItemView> read = trails.views(items);
+
+    assertEquals(items.size(), read.size());
+    for (int i = 0; i < items.size(); i++) {
+      ItemId id = items.get(i);
+      if (id.equals(never)) {
+        continue; // asking it would write nothing, but start an entity; its journal is empty
+      }
+      Accepted answered = assertInstanceOf(Accepted.class, ask(id, r -> new WorkItem.Get(r)));
+      assertEquals(answered.item(), read.get(i), id + ": the journal's fold is the entity's item");
+    }
+    assertEquals(Status.PENDING, read.get(0).status(), "an item never written is pending");
+    assertEquals(Status.DONE, read.get(2).status());
+    for (ItemId id : List.of(done, failed)) {
+      List<ItemAudit.Entry> one =
+          new ItemAudit(node.system()).trail(id).toCompletableFuture().get(10, TimeUnit.SECONDS);
+      assertEquals(
+          one.stream().map(e -> e.sequenceNr() + " " + e.type() + " " + e.event()).toList(),
+          trails.trails(List.of(id)).get(id).stream()
+              .map(e -> e.sequenceNr() + " " + e.type() + " " + e.event())
+              .toList(),
+          id + ": the same trail as the read journal's");
+    }
+  }
+
   private java.util.Set<String> liveEntities() {
     try {
       org.apache.pekko.cluster.sharding.ShardRegion.CurrentShardRegionState state =

@@ -103,6 +103,69 @@ class LiveRunTest {
     assertEquals(8.0, live.progress(NOW).itemsPerSecond(), "both nodes' rates");
   }
 
+  /**
+   * The run view a request answers for a night of a million items, after an hour of three nodes'
+   * reports every second, is made of as much as the view of a thousand items after one report:
+   * nothing in it grows with the night's size or its length (issue 50: the run view must not; the
+   * governor's changes are bounded apart, below). Counted in the JSON nodes a request writes, not
+   * timed.
+   */
+  @Test
+  void theRunViewOfAMillionItemNightIsAsLargeAsOneOfAThousandItems() throws Exception {
+    com.fasterxml.jackson.databind.ObjectMapper json =
+        new com.fasterxml.jackson.databind.ObjectMapper().findAndRegisterModules();
+    LiveRun small = run(1_000, false);
+    small.reported("node-a", report(8, 2, 8, tally(0, 1, 0, 0, 0)), 1);
+    int smallView = nodes(json.valueToTree(view(small)));
+
+    LiveRun large = run(1_000_000, false);
+    List<String> nodes = List.of("node-a", "node-b", "node-c");
+    for (int second = 0; second < 3_600; second++) {
+      for (int n = 0; n < nodes.size(); n++) {
+        List<ShardTally> shards = new java.util.ArrayList<>();
+        for (int shard = n; shard < 100; shard += nodes.size()) {
+          shards.add(tally(shard, second * 2L, second % 7, 0, 0));
+        }
+        large.reported(
+            nodes.get(n),
+            new RunReport(RUN, 0, 21, 21, 40, 300, 0.5, true, shards, List.of(1, 2, 3)),
+            second);
+      }
+    }
+    RunView view = view(large);
+
+    assertTrue(view.counts().done() > 700_000, "an hour of a night: " + view.counts());
+    assertEquals(
+        smallView,
+        nodes(json.valueToTree(view)),
+        "the same fields, no list or map longer: " + json.writeValueAsString(view));
+  }
+
+  @Test
+  void theGovernorsChangesInTheRunViewAreTheLastFiftyHoweverLongTheNight() {
+    LiveRun live = run(1_000_000, false);
+    // a cap an operator changes every second for an hour: each change is a decision it logs
+    for (int second = 0; second < 3_600; second++) {
+      int cap = 8 + second % 8;
+      live.governor()
+          .change(GovernorSettings.defaults().withCaps(cap, cap, 1), NOW.plusSeconds(second));
+    }
+    assertEquals(50, view(live).governor().changes().size());
+  }
+
+  private static RunView view(LiveRun live) {
+    return RunView.of(live.record(), live.progress(NOW), RunSignals.NONE);
+  }
+
+  /** The JSON nodes of a tree: its fields, elements and values, not the digits in them. */
+  private static int nodes(com.fasterxml.jackson.databind.JsonNode tree) {
+    int count = 1;
+    for (com.fasterxml.jackson.databind.JsonNode child : tree) {
+      count += nodes(child);
+    }
+    return count;
+  }
+
   @Test
   void aReportOfTheRunBeforeItsResumeIsIgnored() {
     LiveRun live = run(20, false);

@@ -69,8 +69,15 @@ class RunItemStoreTest {
           "the other items of the scope are untouched");
       assertEquals(
           List.of(0, 2, 3, 4, 6, 7, 8, 9),
-          store.page("scope-a", 0, 100, true).stream().map(RunItemStore.Row::seq).toList(),
-          "paging for work skips DONE items only");
+          store.window("scope-a", 0, 10, true).stream().map(RunItemStore.Row::seq).toList(),
+          "a window that skips DONE items skips DONE items only");
+      assertEquals(
+          List.of(2, 3, 4),
+          store.window("scope-a", 2, 6, true).stream().map(RunItemStore.Row::seq).toList(),
+          "a window reads its range of seqs, and nothing past it");
+      assertEquals(
+          List.of(2, 3, 4, 5),
+          store.window("scope-a", 2, 6, false).stream().map(RunItemStore.Row::seq).toList());
       assertEquals(
           List.of(RunItemStore.UNKNOWN),
           store.page("scope-b", 0, 100).stream().map(RunItemStore.Row::status).distinct().toList(),

@@ -254,7 +254,7 @@ public final class RunEndpoints {
       }
     }
     return requireItemsHere(call)
-        .thenCompose(run -> pages.page(runId, run.scopeId(), status, after, limit))
+        .thenCompose(run -> pages.page(run, status, after, limit))
         .thenApply(ApiResponse::ok);
   }
 

@@ -8,13 +8,14 @@ import io.fencekeeper.api.http.ApiErrors;
 import io.fencekeeper.api.http.ApiResponse;
 import io.fencekeeper.api.http.ApiStream;
 import io.fencekeeper.api.http.PrintableText;
-import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.ItemView;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.run.RunItemStore;
 import io.fencekeeper.run.RunView;
 import java.nio.charset.StandardCharsets;
+import java.time.LocalDate;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -23,6 +24,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.function.Function;
 import org.apache.pekko.japi.Pair;
 import org.apache.pekko.stream.javadsl.Source;
 import org.apache.pekko.util.ByteString;
@@ -30,13 +32,13 @@ import org.apache.pekko.util.ByteString;
 /**
  * {@code GET /api/runs/{runId}/report?format=csv|jsonl}: one line per item of the run (id, status,
  * attempts, effect, provider reference, last error), streamed while it is read. The scope is paged
- * from {@code run_item} and each page's items are asked a few at a time, so a run of a million
- * items costs a page of memory, not a million rows.
+ * from {@code run_item} and each page's items are read from their journals in one query ({@code
+ * items}, as the item pages read them: no entity is woken), so a run of a million items costs a
+ * page of memory, not a million rows or a million entities.
  */
 public final class RunReport {
 
   static final int PAGE = 500;
-  static final int PARALLELISM = 16;
 
   /** The CSV header, and the order of every line's fields. */
   public static final List<String> COLUMNS =
@@ -54,11 +56,15 @@ public final class RunReport {
 
   private final ObjectMapper mapper;
   private final RunItemStore queries;
-  private final ItemGateway items;
+  private final Function<List<ItemId>, List<ItemView>> items;
   private final Executor blocking;
 
+  /** {@code items}: the items as their journals make them, in the order asked. */
   public RunReport(
-      ObjectMapper mapper, RunItemStore queries, ItemGateway items, Executor blocking) {
+      ObjectMapper mapper,
+      RunItemStore queries,
+      Function<List<ItemId>, List<ItemView>> items,
+      Executor blocking) {
     this.mapper = mapper;
     this.queries = queries;
     this.items = items;
@@ -78,8 +84,12 @@ public final class RunReport {
     boolean csv = format.equals("csv");
     return found.thenApply(
         run -> {
-          String id = run.scopeId();
-          Source<ByteString, ?> lines = rows(id).mapAsync(PARALLELISM, row -> line(run, row, csv));
+          Source<ByteString, ?> lines =
+              pages(run.scopeId())
+                  .mapAsync(
+                      1,
+                      page -> CompletableFuture.supplyAsync(() -> lines(run, page, csv), blocking))
+                  .mapConcat(page -> page);
           if (csv) {
             lines = Source.single(csvLine(COLUMNS)).concat(lines);
           }
@@ -89,45 +99,50 @@ public final class RunReport {
   }
 
   /** Every staged row of the scope, a page at a time, in scope order. */
-  private Source<RunItemStore.Row, ?> rows(String scopeId) {
+  private Source<List<RunItemStore.Row>, ?> pages(String scopeId) {
     return Source.unfoldAsync(
-            0,
-            fromSeq ->
-                CompletableFuture.supplyAsync(
-                    () -> {
-                      List<RunItemStore.Row> page = queries.page(scopeId, fromSeq, PAGE);
-                      return page.isEmpty()
-                          ? Optional.<Pair<Integer, List<RunItemStore.Row>>>empty()
-                          : Optional.of(Pair.create(page.get(page.size() - 1).seq() + 1, page));
-                    },
-                    blocking))
-        .mapConcat(page -> page);
+        0,
+        fromSeq ->
+            CompletableFuture.supplyAsync(
+                () -> {
+                  List<RunItemStore.Row> page = queries.page(scopeId, fromSeq, PAGE);
+                  return page.isEmpty()
+                      ? Optional.<Pair<Integer, List<RunItemStore.Row>>>empty()
+                      : Optional.of(Pair.create(page.get(page.size() - 1).seq() + 1, page));
+                },
+                blocking));
   }
 
-  private CompletionStage<ByteString> line(RunView run, RunItemStore.Row row, boolean csv) {
-    String[] runParts = run.runId().split("/");
-    ItemId id =
-        ItemId.of(
-            runParts[0], java.time.LocalDate.parse(runParts[1]), row.accountId(), row.cursor());
-    return items
-        .get(id)
-        .handle(
-            (reply, failure) -> {
-              Map<String, Object> fields;
-              if (failure == null && reply instanceof WorkItem.Accepted accepted) {
-                fields = fields(run, id, accepted.item());
-              } else {
-                // one unreadable item must not end a million-line download: say so on its line
-                fields = new LinkedHashMap<>();
-                fields.put("itemId", id.value());
-                fields.put("status", "UNKNOWN");
-                fields.put(
-                    "lastError",
-                    "the item did not answer: "
-                        + (failure != null ? ApiErrors.unwrap(failure) : reply));
-              }
-              return csv ? csvLine(fields) : jsonLine(fields);
-            });
+  /** A page's lines; a page whose journals cannot be read says so on each of its lines. */
+  private List<ByteString> lines(RunView run, List<RunItemStore.Row> page, boolean csv) {
+    LocalDate date = LocalDate.parse(run.businessDate());
+    List<ItemId> ids =
+        page.stream()
+            .map(row -> ItemId.of(run.job(), date, row.accountId(), row.cursor()))
+            .toList();
+    List<ItemView> views;
+    String unreadable = null;
+    try {
+      views = items.apply(ids);
+    } catch (RuntimeException e) {
+      // one unreadable page must not end a million-line download: say so on its lines
+      views = null;
+      unreadable = "the item's journal could not be read: " + ApiErrors.unwrap(e);
+    }
+    List<ByteString> lines = new ArrayList<>(ids.size());
+    for (int i = 0; i < ids.size(); i++) {
+      Map<String, Object> fields;
+      if (views != null) {
+        fields = fields(run, ids.get(i), views.get(i));
+      } else {
+        fields = new LinkedHashMap<>();
+        fields.put("itemId", ids.get(i).value());
+        fields.put("status", "UNKNOWN");
+        fields.put("lastError", unreadable);
+      }
+      lines.add(csv ? csvLine(fields) : jsonLine(fields));
+    }
+    return lines;
   }
 
   /** An item's line of the report (the JSON lines format; CSV has the same fields in order). */
