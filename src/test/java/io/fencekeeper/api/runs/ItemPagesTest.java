@@ -117,6 +117,7 @@ class ItemPagesTest {
         null,
         scope,
         "default",
+        null,
         null);
   }
 
