@@ -54,6 +54,9 @@ final class ProviderCalls {
             .header("Content-Type", "application/json")
             .header("Accept", "application/json")
             .header(HttpProtocol.IDEMPOTENCY_KEY, item.idempotencyKey())
+            // the protocol requires a token; db-scheduler has none to give, so every call of a
+            // task carries the first one (equal to the key's mark, never stale, never fencing)
+            .header(HttpProtocol.FENCING_TOKEN, "1")
             .POST(
                 HttpRequest.BodyPublishers.ofByteArray(
                     HttpProtocol.json()

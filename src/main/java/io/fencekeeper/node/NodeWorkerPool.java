@@ -98,6 +98,9 @@ final class NodeWorkerPool {
                   name.equals(ProviderName.DEFAULT) && defaultProvider != null
                       ? new ProviderFactory.Started(defaultProvider, Optional.empty())
                       : ProviderFactory.start(entry.settings(), system, workers);
+              // the embedded sim is part of the node: it judges the cleanup deadline by the
+              // node's clock (a test node whose clock is moved by hand sends deadlines by it)
+              provider.sim().ifPresent(sim -> sim.useClock(clock));
               providers.put(name, provider);
               attempts.put(
                   name,

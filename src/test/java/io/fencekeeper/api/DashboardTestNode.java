@@ -3,6 +3,7 @@ package io.fencekeeper.api;
 import io.fencekeeper.api.http.ApiSettings;
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.KeepApart;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.node.FencekeeperNode;
 import io.fencekeeper.provider.http.HttpProvider;
@@ -119,11 +120,11 @@ final class DashboardTestNode implements AutoCloseable {
 
     @Override
     public CompletionStage<WorkItem.Reply> claim(
-        ItemId item, String workerId, Duration lease, int maxAttempts) {
+        ItemId item, String workerId, Duration lease, int maxAttempts, KeepApart keepApart) {
       CompletableFuture<Void> gate = jobs.get(item.job());
       return gate == null
-          ? items.claim(item, workerId, lease, maxAttempts)
-          : gate.thenCompose(open -> items.claim(item, workerId, lease, maxAttempts));
+          ? items.claim(item, workerId, lease, maxAttempts, keepApart)
+          : gate.thenCompose(open -> items.claim(item, workerId, lease, maxAttempts, keepApart));
     }
   }
 }

@@ -9,6 +9,7 @@ import io.fencekeeper.item.ItemAudit;
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.ItemView;
+import io.fencekeeper.item.KeepApart;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.node.FencekeeperNode;
 import io.fencekeeper.provider.Cleanup;
@@ -282,11 +283,11 @@ class PoisonItemRunTest {
 
     @Override
     public CompletionStage<WorkItem.Reply> claim(
-        ItemId item, String workerId, Duration lease, int maxAttempts) {
+        ItemId item, String workerId, Duration lease, int maxAttempts, KeepApart keepApart) {
       if (item.accountId().equals(poisonAccount) && !cured.getAsBoolean()) {
         dead.add(workerId);
       }
-      return super.claim(item, workerId, lease, maxAttempts);
+      return super.claim(item, workerId, lease, maxAttempts, keepApart);
     }
 
     private boolean silent(String workerId) {

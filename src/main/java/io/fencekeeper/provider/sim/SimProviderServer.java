@@ -4,6 +4,7 @@ import io.fencekeeper.provider.Receipt;
 import io.fencekeeper.provider.http.StandaloneSystem;
 import java.net.InetSocketAddress;
 import java.net.URI;
+import java.time.Clock;
 import java.util.Map;
 import java.util.Random;
 import org.apache.pekko.actor.ActorSystem;
@@ -66,6 +67,11 @@ public final class SimProviderServer implements AutoCloseable {
     SimProviderServer sim = new SimProviderServer(transport, faults, seed);
     transport.bind(host, port, sim.routes::handle);
     return sim;
+  }
+
+  /** The clock the sim judges a cleanup's deadline by (the system's unless told). */
+  public void useClock(Clock clock) {
+    routes.useClock(clock);
   }
 
   public int port() {

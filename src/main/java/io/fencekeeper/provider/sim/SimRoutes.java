@@ -18,6 +18,7 @@ import io.fencekeeper.provider.sim.SimFaultInjector.CleanupFate;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -45,6 +46,7 @@ final class SimRoutes {
   private final SimTraffic traffic;
   private final SimFaultInjector injector;
   private volatile SimProtocol protocol;
+  private volatile Clock clock = Clock.systemUTC();
 
   SimRoutes(
       SimTransport transport,
@@ -57,6 +59,10 @@ final class SimRoutes {
     this.traffic = traffic;
     this.injector = injector;
     this.protocol = protocol;
+  }
+
+  void useClock(Clock clock) {
+    this.clock = clock;
   }
 
   SimProtocol protocol() {
@@ -500,7 +506,7 @@ final class SimRoutes {
           respond(200, replay.first(), RawHeader.create(HttpProtocol.IDEMPOTENT_REPLAYED, "true")));
     }
     String key = headers.key();
-    if (headers.deadline() != null && !Instant.now().isBefore(headers.deadline())) {
+    if (headers.deadline() != null && !clock.instant().isBefore(headers.deadline())) {
       // step 6: nothing is applied at or after the deadline by the sim's clock
       ledger.abandon(key);
       return done(

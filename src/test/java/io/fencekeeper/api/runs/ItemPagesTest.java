@@ -143,10 +143,10 @@ class ItemPagesTest {
     int largeRead = itemsRead.get();
 
     assertEquals(100, items(first).size());
-    assertEquals("99", first.get("nextAfter"));
+    assertEquals(99, first.get("nextAfter"));
     assertEquals(100, items(deep).size());
     assertEquals(15_001, items(deep).get(0).get("seq"), "keyset: the page starts after 'after'");
-    assertEquals("15100", deep.get("nextAfter"));
+    assertEquals(15100, deep.get("nextAfter"));
     assertEquals(100, smallRead, "a page reads its own items, no more");
     assertEquals(smallRead, largeRead, "nor more for a run ten times as large");
   }
@@ -160,7 +160,7 @@ class ItemPagesTest {
     assertTrue(items(first).isEmpty());
     int window = Math.max(100 * 4, 200);
     assertEquals(
-        Integer.toString(window - 1),
+        window - 1,
         first.get("nextAfter"),
         "the next request goes on after the window this one read, not after the scope's end");
     assertEquals(0, itemsRead.get(), "DONE in the cache is final: no item's journal is read");
@@ -170,8 +170,7 @@ class ItemPagesTest {
     List<Map<String, Object>> found = new ArrayList<>();
     int requests = 1;
     while (after != null) {
-      Map<String, Object> next =
-          page(run, WorkItem.Status.FAILED, Integer.parseInt((String) after), 100);
+      Map<String, Object> next = page(run, WorkItem.Status.FAILED, (Integer) after, 100);
       assertTrue(itemsRead.get() <= window, "a request reads at most its window");
       found.addAll(items(next));
       after = next.get("nextAfter");
@@ -193,7 +192,7 @@ class ItemPagesTest {
     Map<String, Object> page = page(run, WorkItem.Status.FAILED, -1, 5);
     List<Integer> seqs = items(page).stream().map(entry -> (Integer) entry.get("seq")).toList();
     assertEquals(List.of(11, 13, 15, 17, 19), seqs);
-    assertEquals("19", page.get("nextAfter"));
+    assertEquals(19, page.get("nextAfter"));
     assertEquals(20, itemsRead.get(), "only the items not DONE in the cache were read");
 
     Map<String, Object> rest = page(run, WorkItem.Status.FAILED, 19, 100);
