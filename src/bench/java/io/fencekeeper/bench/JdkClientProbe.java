@@ -1,6 +1,7 @@
 package io.fencekeeper.bench;
 
 import io.fencekeeper.item.ItemId;
+import io.fencekeeper.provider.Cleanup;
 import io.fencekeeper.provider.Plan;
 import io.fencekeeper.provider.Provider;
 import io.fencekeeper.provider.ProviderError;
@@ -63,11 +64,13 @@ final class JdkClientProbe implements Provider {
   }
 
   @Override
-  public CompletionStage<Receipt> apply(
-      ItemId item, Plan plan, String idempotencyKey, long fencingToken) {
+  public CompletionStage<Receipt> apply(Cleanup cleanup) {
+    String idempotencyKey = cleanup.idempotencyKey();
     byte[] body;
     try {
-      body = HttpProtocol.json().writeValueAsBytes(HttpProtocol.CleanupRequest.of(item, plan));
+      body =
+          HttpProtocol.json()
+              .writeValueAsBytes(HttpProtocol.CleanupRequest.of(cleanup.item(), cleanup.plan()));
     } catch (IOException e) {
       throw new ProviderException(new ProviderError.Transient("cannot encode: " + e), e);
     }
@@ -77,20 +80,18 @@ final class JdkClientProbe implements Provider {
             .header("Accept", "application/json")
             .header("Content-Type", "application/json")
             .header(HttpProtocol.IDEMPOTENCY_KEY, idempotencyKey)
-            .header(HttpProtocol.FENCING_TOKEN, Long.toString(fencingToken))
+            .header(HttpProtocol.PROTOCOL, HttpProtocol.VERSION_1_1)
+            .header(HttpProtocol.FENCING_TOKEN, Long.toString(cleanup.fencingToken()))
+            .header(
+                HttpProtocol.CLEANUP_DEADLINE, HttpProtocol.formatDeadline(cleanup.deadline()))
             .POST(HttpRequest.BodyPublishers.ofByteArray(body))
             .build();
     return http.sendAsync(request, HttpResponse.BodyHandlers.ofByteArray())
         .thenApply(
             answer -> {
               Receipt receipt = read(answer, Receipt.class, true);
-              boolean replayed =
-                  answer
-                      .headers()
-                      .firstValue(HttpProtocol.IDEMPOTENT_REPLAYED)
-                      .map("true"::equalsIgnoreCase)
-                      .orElse(false);
-              return replayed ? receipt.asReplay() : receipt;
+              // 200 is a replay, 201 applied now (docs/provider-protocol.md)
+              return answer.statusCode() == 200 ? receipt.asReplay() : receipt;
             });
   }
 

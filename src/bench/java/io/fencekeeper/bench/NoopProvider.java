@@ -1,6 +1,7 @@
 package io.fencekeeper.bench;
 
 import io.fencekeeper.item.ItemId;
+import io.fencekeeper.provider.Cleanup;
 import io.fencekeeper.provider.Receipt;
 import io.fencekeeper.provider.Plan;
 import io.fencekeeper.provider.Provider;
@@ -23,10 +24,13 @@ final class NoopProvider implements Provider {
   }
 
   @Override
-  public CompletionStage<Receipt> apply(
-      ItemId item, Plan plan, String idempotencyKey, long fencingToken) {
+  public CompletionStage<Receipt> apply(Cleanup cleanup) {
     return CompletableFuture.completedFuture(
-        new Receipt(idempotencyKey, "noop-" + fencingToken, Receipt.APPLIED, Instant.now()));
+        new Receipt(
+            cleanup.idempotencyKey(),
+            "noop-" + cleanup.fencingToken(),
+            Receipt.APPLIED,
+            Instant.now()));
   }
 
   @Override

@@ -137,7 +137,8 @@ final class ItemCommands {
         idempotencyKey,
         takeover,
         view(s),
-        Quarantine.cohorts(s.budget()));
+        Quarantine.cohorts(s.budget()),
+        s.effect() == EffectStatus.AMBIGUOUS ? s.lookupAfter() : null);
   }
 
   ReplyEffect<Event, State> renew(State state, Renew cmd) {

@@ -102,6 +102,26 @@ final class LeaseRules {
   }
 
   /**
+   * Until when a cleanup sent under the item's key may still commit, once the current lease ends
+   * and leaves the effect {@code after}: a holder gives every cleanup a deadline no later than its
+   * own measure of its lease's end, which is never later than the item's expiry (docs/cluster.md,
+   * "Whose clock decides a lease"), so an AMBIGUOUS effect is looked up only after the last such
+   * expiry (plus the provider's clock-skew allowance, the worker's business). Unchanged when the
+   * item is not leased or the effect is not AMBIGUOUS.
+   */
+  static Instant lookupAfterLeaseEnds(State item, EffectStatus after) {
+    if (item.status() != Status.LEASED
+        || after != EffectStatus.AMBIGUOUS
+        || item.leaseExpiresAt() == null) {
+      return item.lookupAfter();
+    }
+    Instant earlier = item.lookupAfter();
+    return earlier != null && earlier.isAfter(item.leaseExpiresAt())
+        ? earlier
+        : item.leaseExpiresAt();
+  }
+
+  /**
    * Why a holder's command may not change the item, if it may not. Invariant "stale changes
    * nothing": only the current token of a leased item counts, only from the worker that holds it,
    * and unless {@code need} allows a lapsed lease, only while the lease is live.

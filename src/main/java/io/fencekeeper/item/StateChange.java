@@ -29,6 +29,7 @@ final class StateChange {
   private Instant retryAt;
   private AttemptBudget budget;
   private long ownerIncarnation;
+  private Instant lookupAfter;
 
   static EventHandler<State, WorkItem.Event> eventHandler() {
     return EventHandlerBuilder.<State, WorkItem.Event>builder()
@@ -62,6 +63,7 @@ final class StateChange {
     next.attempt = e.attempt();
     next.maxAttempts = e.maxAttempts();
     next.effect = LeaseRules.effectAfterLeaseEnds(item);
+    next.lookupAfter = LeaseRules.lookupAfterLeaseEnds(item, next.effect);
     next.outcomeReported = false;
     next.closedReason = null;
     next.retryAt = null;
@@ -106,17 +108,21 @@ final class StateChange {
             item, e.exhausted() ? Status.FAILED : Status.PENDING, item.budget().holderReported());
     next.lastError = e.error();
     next.retryAt = e.retryAt();
+    next.lookupAfter = LeaseRules.lookupAfterLeaseEnds(item, item.effect());
     return next.state();
   }
 
   static State released(State item, WorkItem.LeaseReleased e) {
-    return unheld(item, Status.PENDING, item.budget().holderReported()).state();
+    StateChange next = unheld(item, Status.PENDING, item.budget().holderReported());
+    next.lookupAfter = LeaseRules.lookupAfterLeaseEnds(item, item.effect());
+    return next.state();
   }
 
   static State closed(State item, WorkItem.ItemClosed e) {
     StateChange next = unheld(item, Status.CLOSED, item.budgetAfterLeaseEnds());
     next.token = e.newToken();
     next.effect = LeaseRules.effectAfterLeaseEnds(item);
+    next.lookupAfter = LeaseRules.lookupAfterLeaseEnds(item, next.effect);
     next.closedReason = e.reason();
     return next.state();
   }
@@ -177,6 +183,7 @@ final class StateChange {
     StateChange next = unheld(item, status, item.budgetAfterLeaseEnds());
     next.token = newToken;
     next.effect = LeaseRules.effectAfterLeaseEnds(item);
+    next.lookupAfter = LeaseRules.lookupAfterLeaseEnds(item, next.effect);
     next.lastError = reason;
     return next.state();
   }
@@ -225,6 +232,7 @@ final class StateChange {
     retryAt = from.retryAt();
     budget = from.budget();
     ownerIncarnation = from.ownerIncarnation();
+    lookupAfter = from.lookupAfter();
   }
 
   private State state() {
@@ -242,6 +250,7 @@ final class StateChange {
         closedReason,
         retryAt,
         budget,
-        ownerIncarnation);
+        ownerIncarnation,
+        lookupAfter);
   }
 }

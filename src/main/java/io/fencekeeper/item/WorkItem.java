@@ -1,5 +1,6 @@
 package io.fencekeeper.item;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import io.fencekeeper.CborSerializable;
 import java.time.Clock;
 import java.time.Duration;
@@ -309,7 +310,11 @@ public final class WorkItem
    * The lease was granted. {@code effect} tells the holder what it must do first. {@code cohorts}:
    * the loss cohorts the item is in (the nodes of the holders it lost in a row, the one this claim
    * took over from included), which its holder's node now has in flight (docs/design.md, "Lost
-   * together, kept apart").
+   * together, kept apart"). {@code lookupAfter}, with an AMBIGUOUS effect: the end of the last
+   * lease under which a cleanup may have been sent (the item's clock). Every such cleanup had a
+   * deadline no later than it, so the holder looks the key up only after it plus the provider's
+   * clock-skew allowance (docs/provider-protocol.md, "The deadline"); null otherwise, or when not
+   * known (a host of an earlier version).
    */
   public record Claimed(
       String itemId,
@@ -320,11 +325,36 @@ public final class WorkItem
       String idempotencyKey,
       boolean takeover,
       ItemView item,
-      Set<String> cohorts)
+      Set<String> cohorts,
+      @JsonInclude(JsonInclude.Include.NON_NULL) Instant lookupAfter)
       implements Reply {
 
     public Claimed {
       cohorts = cohorts == null ? Set.of() : Set.copyOf(cohorts);
+    }
+
+    /** Without a lookup bound: the effect is not AMBIGUOUS, or the bound is not known. */
+    public Claimed(
+        String itemId,
+        long token,
+        Instant leaseExpiresAt,
+        int attempt,
+        EffectStatus effect,
+        String idempotencyKey,
+        boolean takeover,
+        ItemView item,
+        Set<String> cohorts) {
+      this(
+          itemId,
+          token,
+          leaseExpiresAt,
+          attempt,
+          effect,
+          idempotencyKey,
+          takeover,
+          item,
+          cohorts,
+          null);
     }
   }
 
@@ -519,7 +549,9 @@ public final class WorkItem
       String closedReason,
       Instant retryAt,
       AttemptBudget budget,
-      long ownerIncarnation)
+      long ownerIncarnation,
+      // left out when null, so a snapshot without it is the same bytes as before it existed
+      @JsonInclude(JsonInclude.Include.NON_NULL) Instant lookupAfter)
       implements CborSerializable {
 
     public State {
@@ -542,7 +574,8 @@ public final class WorkItem
           null,
           null,
           AttemptBudget.startingAfter(0),
-          0);
+          0,
+          null);
     }
 
     /** The holder of a lease that ended (expired, or is ending now) without an outcome from it. */

@@ -9,6 +9,7 @@ import io.fencekeeper.provider.budget.PermitPool;
 import io.fencekeeper.provider.factory.ProviderCatalog;
 import io.fencekeeper.provider.factory.ProviderFactory;
 import io.fencekeeper.worker.Backoff;
+import io.fencekeeper.worker.CleanupDeadlines;
 import io.fencekeeper.worker.ItemAttempt;
 import io.fencekeeper.worker.LeaveOnShutdown;
 import io.fencekeeper.worker.WorkerPool;
@@ -108,7 +109,10 @@ final class NodeWorkerPool {
                       system.executionContext(),
                       Backoff.defaults(),
                       attemptListener,
-                      pools.get(name)));
+                      pools.get(name),
+                      new CleanupDeadlines(
+                          entry.settings().requestTimeout(),
+                          entry.settings().clockSkewAllowance())));
             });
     ActorRef<WorkerPool.Command> pool =
         system.systemActorOf(

@@ -30,7 +30,11 @@ public sealed interface ProviderError extends CborSerializable {
   /** The provider is shedding load: retry after {@code retryAfter}, and reduce concurrency. */
   record Throttled(Duration retryAfter, String message) implements ProviderError {}
 
-  /** Nothing was applied (the request never reached the effect): safe to retry later. */
+  /**
+   * Nothing was applied by this request (it never reached the effect: not sent, refused before
+   * applying, a key still in flight, a deadline that passed first): safe to retry later with the
+   * same key and token.
+   */
   record Transient(String message) implements ProviderError {}
 
   /** Retrying will not help: bad request, unknown account, key reused with a different body. */

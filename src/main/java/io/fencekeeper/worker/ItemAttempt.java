@@ -8,6 +8,7 @@ import io.fencekeeper.item.WorkItem.Claimed;
 import io.fencekeeper.item.WorkItem.EffectOutcome;
 import io.fencekeeper.item.WorkItem.OutcomeKind;
 import io.fencekeeper.item.WorkItem.Reply;
+import io.fencekeeper.provider.Cleanup;
 import io.fencekeeper.provider.Plan;
 import io.fencekeeper.provider.Provider;
 import io.fencekeeper.provider.ProviderError;
@@ -32,9 +33,10 @@ import scala.concurrent.ExecutionContextExecutor;
 
 /**
  * One attempt at one item, the worker loop of docs/design.md, "The worker loop": claim; if the
- * effect is recorded, complete; if ambiguous, reconcile with lookup first; otherwise plan, apply
- * with the item's idempotency key and the claim's fencing token, record, complete. Long items renew
- * at a third of the lease; a renewal answered LeaseLost cancels the attempt, and the attempt checks
+ * effect is recorded, complete; if ambiguous, reconcile with lookup first, once every cleanup that
+ * may have been sent under the key is past its deadline; otherwise plan, apply with the item's
+ * idempotency key, the claim's fencing token and a deadline, record, complete. Long items renew at
+ * a third of the lease; a renewal answered LeaseLost cancels the attempt, and the attempt checks
  * its own lease deadline (minus a safety margin) before every provider mutation. When its pool is
  * leaving (the node shuts down), it hands the lease back at the next step that has nothing in
  * flight instead of starting another provider call.
@@ -55,7 +57,9 @@ public final class ItemAttempt {
 
   /**
    * Everything an attempt needs that is the same for all attempts of a worker pool and provider;
-   * {@code permits}: the provider's budget on this node, a permit per call.
+   * {@code permits}: the provider's budget on this node, a permit per call; {@code deadlines}: the
+   * provider's request timeout and clock-skew allowance, for the cleanup deadline and the wait
+   * before a lookup.
    */
   public record Context(
       ItemGateway items,
@@ -65,7 +69,30 @@ public final class ItemAttempt {
       ExecutionContextExecutor executor,
       Backoff backoff,
       AttemptListener listener,
-      Permits permits) {
+      Permits permits,
+      CleanupDeadlines deadlines) {
+
+    /** With the default request timeout and clock-skew allowance. */
+    public Context(
+        ItemGateway items,
+        Provider provider,
+        Clock clock,
+        Scheduler scheduler,
+        ExecutionContextExecutor executor,
+        Backoff backoff,
+        AttemptListener listener,
+        Permits permits) {
+      this(
+          items,
+          provider,
+          clock,
+          scheduler,
+          executor,
+          backoff,
+          listener,
+          permits,
+          CleanupDeadlines.DEFAULTS);
+    }
 
     /** A provider without a budget. */
     public Context(
@@ -106,6 +133,9 @@ public final class ItemAttempt {
   // instant of the item's clock compared with this one would be off by the skew between them)
   private volatile Instant leaseExpiresAt;
   private Cancellable renewal;
+  // the latest deadline of the cleanups this attempt sent: none of them commits after it, so a
+  // lookup once it (plus the allowance) has passed is final
+  private volatile Instant sentUntil;
   // journaled with the attempt's last step: the run's throttled-answers counter is read from there
   private final AtomicInteger throttles = new AtomicInteger();
 
@@ -191,7 +221,7 @@ public final class ItemAttempt {
       startRenewing();
       return switch (c.effect()) {
         case RECORDED -> complete();
-        case AMBIGUOUS -> reconcile(0);
+        case AMBIGUOUS -> reconcileAt(lookupAfterTakeover(c), 0);
         case NONE -> planAndApply(0);
       };
     }
@@ -204,6 +234,29 @@ public final class ItemAttempt {
   }
 
   // --- reconciliation ----------------------------------------------------------------------------
+
+  /**
+   * When an AMBIGUOUS item taken from an earlier holder may be looked up: the end of the last lease
+   * under which a cleanup may have been sent, as the item says, plus the allowance. Every such
+   * cleanup had a deadline no later than that end. When the item does not say (a host of an earlier
+   * version), the claim came after any lease it ended, so the allowance from now.
+   */
+  private Instant lookupAfterTakeover(Claimed c) {
+    Instant bound = c.lookupAfter() != null ? c.lookupAfter() : ctx.clock().instant();
+    return ctx.deadlines().lookupAt(bound);
+  }
+
+  /**
+   * invariant "a lookup is final": the key is looked up only once every cleanup that may have been
+   * sent under it is past its deadline plus the allowance; the lease is renewed meanwhile.
+   */
+  private CompletionStage<AttemptResult> reconcileAt(Instant lookupAt, int retry) {
+    Duration wait = Duration.between(ctx.clock().instant(), lookupAt);
+    if (wait.isNegative() || wait.isZero()) {
+      return reconcile(retry);
+    }
+    return after(wait).thenCompose(ignored -> reconcile(retry));
+  }
 
   /**
    * invariant "reconcile before apply": an ambiguous item is looked up before anything is sent
@@ -265,8 +318,7 @@ public final class ItemAttempt {
     if (!now.isBefore(leaseExpiresAt.minus(safetyMargin())) || leaving.getAsBoolean()) {
       return handBack(now);
     }
-    return timed(
-            "apply", () -> ctx.provider().apply(item, plan, claim.idempotencyKey(), claim.token()))
+    return timed("apply", () -> ctx.provider().apply(cleanup(plan)))
         .handle(
             (outcome, failure) -> {
               if (failure == null) {
@@ -275,17 +327,52 @@ public final class ItemAttempt {
               ProviderError error = ProviderError.from(failure);
               if (error instanceof ProviderError.Ambiguous) {
                 // the provider may have applied it: say so before anything else, then reconcile
+                // once its deadline has passed
                 return ctx.items()
-                    .markAmbiguous(item, workerId, claim.token(), error.message())
+                    .markAmbiguous(
+                        item,
+                        workerId,
+                        claim.token(),
+                        error.message() + " (cleanup deadline " + sentUntil + ")")
                     .thenCompose(
                         reply ->
                             reply instanceof WorkItem.Accepted
-                                ? retryAfterBackoff(retry, () -> reconcile(retry + 1), error)
+                                ? reconcileAfterDeadline(retry, error)
                                 : done(new AttemptResult.Lost("lease lost while ambiguous")));
               }
               return onProviderError(error, retry, () -> apply(plan, retry + 1));
             })
         .thenCompose(stage -> stage);
+  }
+
+  /**
+   * The cleanup as it is sent now (after the wait for a permit): its deadline is the earlier of now
+   * plus the request timeout and the lease's end less the safety margin, remembered for the lookup.
+   */
+  private Cleanup cleanup(Plan plan) {
+    Instant deadline =
+        ctx.deadlines().deadline(ctx.clock().instant(), leaseExpiresAt, safetyMargin());
+    Instant sent = sentUntil;
+    sentUntil = sent != null && sent.isAfter(deadline) ? sent : deadline;
+    return new Cleanup(item, plan, claim.idempotencyKey(), claim.token(), deadline);
+  }
+
+  /**
+   * After an ambiguous cleanup: the lookup waits for the deadline of every cleanup this attempt
+   * sent (plus the allowance) under the renewed lease, as an attempt's retry; one with no retries
+   * left hands the item back AMBIGUOUS, and the item tells the next holder how long to wait.
+   */
+  private CompletionStage<AttemptResult> reconcileAfterDeadline(int retry, ProviderError error) {
+    Duration backoff = ctx.backoff().delay(retry);
+    if (leaving.getAsBoolean()) {
+      return handBack(ctx.clock().instant());
+    }
+    if (retry + 1 >= RETRIES_PER_ATTEMPT) {
+      return fail(error.message(), true, backoff);
+    }
+    Instant lookupAt = ctx.deadlines().lookupAt(sentUntil);
+    Instant afterBackoff = ctx.clock().instant().plus(backoff);
+    return reconcileAt(afterBackoff.isAfter(lookupAt) ? afterBackoff : lookupAt, retry + 1);
   }
 
   /**

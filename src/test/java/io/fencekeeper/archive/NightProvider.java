@@ -1,6 +1,7 @@
 package io.fencekeeper.archive;
 
 import io.fencekeeper.item.ItemId;
+import io.fencekeeper.provider.Cleanup;
 import io.fencekeeper.provider.Plan;
 import io.fencekeeper.provider.Provider;
 import io.fencekeeper.provider.ProviderError;
@@ -43,11 +44,13 @@ final class NightProvider implements Provider {
 
   @Override
   public CompletionStage<Plan> plan(ItemId item) {
-    return CompletableFuture.completedFuture(new Plan(false, "refund", 125, "duplicate charge"));
+    return CompletableFuture.completedFuture(Plan.action("refund", 125, "EUR", "duplicate charge"));
   }
 
   @Override
-  public CompletionStage<Receipt> apply(ItemId item, Plan plan, String key, long token) {
+  public CompletionStage<Receipt> apply(Cleanup cleanup) {
+    ItemId item = cleanup.item();
+    String key = cleanup.idempotencyKey();
     if (item.accountId().startsWith("fail-")) {
       CompletableFuture<Void> held = gate;
       if (held == null) {

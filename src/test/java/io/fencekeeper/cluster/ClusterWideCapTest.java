@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.node.FencekeeperNode;
+import io.fencekeeper.provider.Cleanup;
 import io.fencekeeper.provider.Plan;
 import io.fencekeeper.provider.Provider;
 import io.fencekeeper.provider.Receipt;
@@ -61,8 +62,8 @@ class ClusterWideCapTest {
     }
 
     @Override
-    public CompletionStage<Receipt> apply(ItemId item, Plan plan, String key, long token) {
-      return metered(() -> delegate.apply(item, plan, key, token));
+    public CompletionStage<Receipt> apply(Cleanup cleanup) {
+      return metered(() -> delegate.apply(cleanup));
     }
 
     @Override

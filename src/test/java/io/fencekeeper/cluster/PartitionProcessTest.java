@@ -8,6 +8,7 @@ import static io.fencekeeper.cluster.ClusterFixture.awaitEnded;
 import static io.fencekeeper.cluster.ClusterFixture.createRun;
 import static io.fencekeeper.cluster.ClusterFixture.item;
 import static io.fencekeeper.cluster.ClusterFixture.nodeOf;
+import static io.fencekeeper.provider.ProviderTestSupport.cleanup;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -183,10 +184,11 @@ class PartitionProcessTest {
               () ->
                   provider
                       .apply(
-                          stragglerItem,
-                          stragglerPlan,
-                          stragglerItem.idempotencyKey(),
-                          stragglerToken)
+                          cleanup(
+                              stragglerItem,
+                              stragglerPlan,
+                              stragglerItem.idempotencyKey(),
+                              stragglerToken))
                       .toCompletableFuture()
                       .join());
       assertInstanceOf(ProviderError.StaleToken.class, atProvider, "the provider's answer");

@@ -79,6 +79,32 @@ class ItemCommandsTest {
         Claimed.class, run(r -> new WorkItem.Claim(worker, LEASE, 5, 0, r)).reply());
   }
 
+  /**
+   * The claim of an AMBIGUOUS item says from when its key may be looked up: the end of the last
+   * lease that may have sent a cleanup (released early, or taken over once it lapsed). A claim of
+   * an item whose effect is not AMBIGUOUS says nothing of it.
+   */
+  @Test
+  void aClaimOfAnAmbiguousItemSaysFromWhenItsKeyMayBeLookedUp() {
+    Claimed first = claim("w-1");
+    assertNull(first.lookupAfter(), "nothing was sent before: no bound");
+    run(r -> new WorkItem.MarkAmbiguous("w-1", first.token(), "reset after the send", r));
+    run(r -> new WorkItem.Release("w-1", first.token(), r));
+
+    Claimed second = claim("w-2");
+
+    assertEquals(WorkItem.EffectStatus.AMBIGUOUS, second.effect());
+    assertEquals(first.leaseExpiresAt(), second.lookupAfter(), "the released lease's end");
+
+    clock.advance(LEASE.plusSeconds(1));
+    Claimed third = claim("w-3");
+    assertTrue(third.takeover());
+    assertEquals(second.leaseExpiresAt(), third.lookupAfter(), "the lapsed lease's end");
+    assertTrue(
+        !third.lookupAfter().isAfter(clock.instant()),
+        "taken over after it lapsed: nothing left to wait but the allowance");
+  }
+
   @Test
   void aCompletionRepeatedByAnotherWorkerOnceTheItemIsDoneIsALostLease() {
     Claimed held = claim("w-1");

@@ -188,6 +188,43 @@ class StateChangeTest {
     assertNull(reopened.closedReason());
   }
 
+  /**
+   * Every cleanup a holder sends has a deadline no later than its lease's end: a lease that ends
+   * leaving the effect AMBIGUOUS tells the next holder, by {@code lookupAfter}, from when a lookup
+   * of the key is final (docs/provider-protocol.md, "The deadline").
+   */
+  @Test
+  void aLeaseThatEndsWithTheEffectAmbiguousLeavesItsEndAsTheLookupBound() {
+    State silent = leasedBy(W1);
+    Instant expiry = silent.leaseExpiresAt();
+    State takenOver = after(silent, grant(silent, W2, T0.plusSeconds(11)));
+    assertEquals(expiry, takenOver.lookupAfter(), "a takeover: the lapsed lease's end");
+
+    State marked = after(silent, new WorkItem.MarkedAmbiguous(1, "timed out", T0.plusSeconds(3)));
+    State renewed =
+        after(marked, new WorkItem.LeaseRenewed(1, T0.plusSeconds(14), T0.plusSeconds(4)));
+    State released = after(renewed, new WorkItem.LeaseReleased(1, T0.plusSeconds(5)));
+    assertEquals(
+        T0.plusSeconds(14), released.lookupAfter(), "a release: the lease's end as renewed");
+    State failed =
+        after(
+            renewed,
+            new WorkItem.AttemptFailed(
+                1, "lookups failed", true, false, null, 0, T0.plusSeconds(5)));
+    assertEquals(T0.plusSeconds(14), failed.lookupAfter(), "a failure gives the same bound");
+    State closed = after(silent, new WorkItem.ItemClosed(2, "cancelled", W1, T0.plusSeconds(5)));
+    assertEquals(expiry, closed.lookupAfter(), "a close of a live lease: its end");
+
+    // the next lease's own end counts only once it ends too: the bound only ever grows
+    State second = after(released, grant(released, W2, T0.plusSeconds(6)));
+    assertEquals(T0.plusSeconds(14), second.lookupAfter());
+    State secondLapsed = after(second, grant(second, W1, T0.plusSeconds(20)));
+    assertEquals(T0.plusSeconds(16), secondLapsed.lookupAfter());
+
+    State clean = after(silent, new WorkItem.LeaseReleased(1, T0.plusSeconds(2)));
+    assertNull(clean.lookupAfter(), "nothing may have been sent: no bound");
+  }
+
   @Test
   void aRejectedStaleCommandChangesNothing() {
     State held = leasedBy(W1);

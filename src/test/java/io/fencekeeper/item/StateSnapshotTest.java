@@ -69,7 +69,8 @@ class StateSnapshotTest {
         null,
         at.plusSeconds(5),
         budget,
-        -4242L);
+        -4242L,
+        null);
   }
 
   @Test

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.WorkItem;
+import io.fencekeeper.provider.Cleanup;
 import io.fencekeeper.provider.Plan;
 import io.fencekeeper.provider.Provider;
 import io.fencekeeper.provider.Receipt;
@@ -113,8 +114,7 @@ class FencekeeperNodeTest {
     }
 
     @Override
-    public CompletionStage<Receipt> apply(
-        ItemId item, Plan plan, String idempotencyKey, long fencingToken) {
+    public CompletionStage<Receipt> apply(Cleanup cleanup) {
       return CompletableFuture.failedFuture(new IllegalStateException("not called here"));
     }
 

@@ -1,5 +1,6 @@
 package io.fencekeeper.provider;
 
+import static io.fencekeeper.provider.ProviderTestSupport.cleanup;
 import static io.fencekeeper.provider.ProviderTestSupport.failure;
 import static io.fencekeeper.provider.ProviderTestSupport.item;
 import static io.fencekeeper.provider.ProviderTestSupport.result;
@@ -73,7 +74,7 @@ class ProviderContractTest {
         ProviderFactory.create(
             ProviderSettings.sim().withTimeouts(Duration.ofSeconds(1), Duration.ofSeconds(5)));
     Plan plan = result(provider.plan(item));
-    Receipt outcome = result(provider.apply(item, writeOff(10), item.idempotencyKey(), 1));
+    Receipt outcome = result(provider.apply(cleanup(item, writeOff(10), item.idempotencyKey(), 1)));
     assertEquals(outcome, result(provider.lookup(item, item.idempotencyKey())).orElseThrow());
     assertEquals(plan, result(provider.plan(item)));
 

@@ -11,6 +11,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.LocalDate;
 import java.util.Map;
 import java.util.TreeMap;
@@ -36,6 +37,11 @@ public final class ProviderTestSupport {
 
   public static Plan writeOff(long amountMinor) {
     return Plan.action("write-off-residual", amountMinor, "write off " + amountMinor);
+  }
+
+  /** A cleanup of {@code item} whose deadline is a minute away: far beyond any call in a test. */
+  public static Cleanup cleanup(ItemId item, Plan plan, String idempotencyKey, long fencingToken) {
+    return new Cleanup(item, plan, idempotencyKey, fencingToken, Instant.now().plusSeconds(60));
   }
 
   /** The stage's value, failing the test if it failed or did not finish in time. */
@@ -77,6 +83,9 @@ public final class ProviderTestSupport {
   public static HttpResponse<String> raw(URI baseUrl, String method, String path, String body) {
     HttpRequest.Builder request =
         HttpRequest.newBuilder(baseUrl.resolve(path)).timeout(Duration.ofSeconds(10));
+    if (body != null) {
+      request.header("Content-Type", "application/json");
+    }
     request.method(
         method,
         body == null

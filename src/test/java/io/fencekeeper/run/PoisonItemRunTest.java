@@ -11,6 +11,7 @@ import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.ItemView;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.node.FencekeeperNode;
+import io.fencekeeper.provider.Cleanup;
 import io.fencekeeper.provider.Plan;
 import io.fencekeeper.provider.Provider;
 import io.fencekeeper.provider.Receipt;
@@ -393,8 +394,8 @@ class PoisonItemRunTest {
     }
 
     @Override
-    public CompletionStage<Receipt> apply(ItemId item, Plan plan, String key, long token) {
-      return delegate.apply(item, plan, key, token);
+    public CompletionStage<Receipt> apply(Cleanup cleanup) {
+      return delegate.apply(cleanup);
     }
 
     @Override

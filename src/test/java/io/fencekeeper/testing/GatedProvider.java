@@ -1,6 +1,7 @@
 package io.fencekeeper.testing;
 
 import io.fencekeeper.item.ItemId;
+import io.fencekeeper.provider.Cleanup;
 import io.fencekeeper.provider.Plan;
 import io.fencekeeper.provider.Provider;
 import io.fencekeeper.provider.Receipt;
@@ -57,16 +58,17 @@ public final class GatedProvider implements Provider {
   }
 
   @Override
-  public CompletionStage<Receipt> apply(ItemId item, Plan plan, String key, long token) {
+  public CompletionStage<Receipt> apply(Cleanup cleanup) {
+    ItemId item = cleanup.item();
     CompletableFuture<Void> gate = gates.get(item.accountId());
     if (gate == null || arrived(item.accountId()) > 0) {
-      return delegate.apply(item, plan, key, token);
+      return delegate.apply(cleanup);
     }
     arrivals.computeIfAbsent(item.accountId(), a -> new AtomicInteger()).incrementAndGet();
     CompletableFuture<Void> done =
         finished.computeIfAbsent(item.accountId(), a -> new CompletableFuture<>());
     CompletableFuture<Receipt> sent =
-        gate.thenCompose(open -> delegate.apply(item, plan, key, token)).toCompletableFuture();
+        gate.thenCompose(open -> delegate.apply(cleanup)).toCompletableFuture();
     sent.whenComplete((outcome, failure) -> done.complete(null));
     return sent;
   }

@@ -11,6 +11,7 @@ import io.fencekeeper.item.ItemId;
 import io.fencekeeper.node.FencekeeperNode;
 import io.fencekeeper.node.NodeConfig;
 import io.fencekeeper.node.NodeSettings;
+import io.fencekeeper.provider.Cleanup;
 import io.fencekeeper.provider.Plan;
 import io.fencekeeper.provider.Provider;
 import io.fencekeeper.provider.Receipt;
@@ -131,9 +132,9 @@ public final class PoisonedServe {
     }
 
     @Override
-    public CompletionStage<Receipt> apply(ItemId item, Plan plan, String key, long token) {
-      haltOn(item);
-      return delegate.apply(item, plan, key, token);
+    public CompletionStage<Receipt> apply(Cleanup cleanup) {
+      haltOn(cleanup.item());
+      return delegate.apply(cleanup);
     }
 
     @Override

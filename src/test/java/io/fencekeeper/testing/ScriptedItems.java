@@ -102,6 +102,12 @@ public final class ScriptedItems implements ItemGateway {
 
   /** A granted claim with token {@code token}, the item's own idempotency key and this effect. */
   public static WorkItem.Claimed claimed(ItemId item, long token, EffectStatus effect) {
+    return claimed(item, token, effect, null);
+  }
+
+  /** As {@link #claimed(ItemId, long, EffectStatus)}, saying from when a lookup is final. */
+  public static WorkItem.Claimed claimed(
+      ItemId item, long token, EffectStatus effect, Instant lookupAfter) {
     return new WorkItem.Claimed(
         item.value(),
         token,
@@ -111,7 +117,8 @@ public final class ScriptedItems implements ItemGateway {
         item.idempotencyKey(),
         false,
         view(item, Status.LEASED, token, effect),
-        Set.of());
+        Set.of(),
+        lookupAfter);
   }
 
   private CompletionStage<Reply> send(

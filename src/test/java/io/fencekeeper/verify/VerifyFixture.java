@@ -8,6 +8,7 @@ import io.fencekeeper.api.http.ApiSettings;
 import io.fencekeeper.api.metrics.ApiMetrics;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.node.FencekeeperNode;
+import io.fencekeeper.provider.Cleanup;
 import io.fencekeeper.provider.Plan;
 import io.fencekeeper.provider.Provider;
 import io.fencekeeper.provider.Receipt;
@@ -112,9 +113,8 @@ public final class VerifyFixture implements AutoCloseable {
         }
 
         @Override
-        public CompletionStage<Receipt> apply(
-            ItemId item, Plan plan, String idempotencyKey, long fencingToken) {
-          return provider.apply(item, plan, idempotencyKey, fencingToken);
+        public CompletionStage<Receipt> apply(Cleanup cleanup) {
+          return provider.apply(cleanup);
         }
 
         @Override

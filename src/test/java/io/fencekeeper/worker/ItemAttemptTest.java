@@ -71,9 +71,25 @@ class ItemAttemptTest {
     testKit.shutdownTestKit();
   }
 
+  /**
+   * A provider whose request timeout is 200 ms and clock-skew allowance 50 ms: a lookup after an
+   * ambiguous cleanup waits a quarter of a second, not the defaults' eleven.
+   */
+  static final CleanupDeadlines DEADLINES =
+      new CleanupDeadlines(Duration.ofMillis(200), Duration.ofMillis(50));
+
   /** What every attempt of a pool shares: these items and provider, back-offs of 1-2 ms. */
   static ItemAttempt.Context context(
       ItemGateway items, Provider provider, Clock clock, ActorSystem<?> system) {
+    return context(items, provider, clock, system, DEADLINES);
+  }
+
+  static ItemAttempt.Context context(
+      ItemGateway items,
+      Provider provider,
+      Clock clock,
+      ActorSystem<?> system,
+      CleanupDeadlines deadlines) {
     return new ItemAttempt.Context(
         items,
         provider,
@@ -82,18 +98,16 @@ class ItemAttemptTest {
         system.executionContext(),
         new Backoff(Duration.ofMillis(1), Duration.ofMillis(2)),
         ItemAttempt.AttemptListener.NONE,
-        Permits.UNLIMITED);
+        Permits.UNLIMITED,
+        deadlines);
   }
 
   AttemptResult attempt(BooleanSupplier leaving) throws Exception {
-    return new ItemAttempt(
-            context(items, provider, clock, testKit.system()),
-            ITEM,
-            "node-1/w1",
-            LEASE,
-            3,
-            leaving,
-            CohortGate.NONE)
+    return attempt(context(items, provider, clock, testKit.system()), leaving);
+  }
+
+  AttemptResult attempt(ItemAttempt.Context context, BooleanSupplier leaving) throws Exception {
+    return new ItemAttempt(context, ITEM, "node-1/w1", LEASE, 3, leaving, CohortGate.NONE)
         .run()
         .toCompletableFuture()
         .get(10, TimeUnit.SECONDS);
@@ -425,5 +439,113 @@ class ItemAttemptTest {
     assertInstanceOf(AttemptResult.Done.class, attempt());
 
     assertEquals(List.of("plan", "apply"), provider.operations());
+  }
+
+  /**
+   * A cleanup goes with a deadline: the earlier of its send plus the request timeout and the
+   * lease's end less the safety margin (2 s of the 30 s lease), in whole milliseconds.
+   */
+  @Test
+  void aCleanupCarriesTheEarlierOfTheRequestTimeoutAndTheLeasesEndLessTheMargin() throws Exception {
+    claimAnswers(ScriptedItems.claimed(ITEM, TOKEN, EffectStatus.NONE));
+    assertInstanceOf(AttemptResult.Done.class, attempt());
+    assertEquals(clock.instant().plusMillis(200), provider.calls().get(1).deadline());
+
+    ScriptedProvider patient = new ScriptedProvider();
+    CleanupDeadlines slow = new CleanupDeadlines(Duration.ofMinutes(1), Duration.ofMillis(50));
+    Instant asked = clock.instant();
+    assertInstanceOf(
+        AttemptResult.Done.class,
+        attempt(context(items, patient, clock, testKit.system(), slow), () -> false));
+    assertEquals(
+        asked.plus(LEASE).minusSeconds(2),
+        patient.calls().get(1).deadline(),
+        "never past the lease the worker holds");
+  }
+
+  /**
+   * After an ambiguous cleanup the key is looked up only once the cleanup's deadline plus the
+   * allowance has passed: a provider may still commit it until the deadline.
+   */
+  @Test
+  void anAmbiguousCleanupIsLookedUpOnlyAfterItsDeadlinePlusTheAllowance() throws Exception {
+    claimAnswers(ScriptedItems.claimed(ITEM, TOKEN, EffectStatus.NONE));
+    provider
+        .applies(() -> ScriptedProvider.failing(new ProviderError.Ambiguous("reset")))
+        .applies(() -> CompletableFuture.completedFuture(ScriptedProvider.receipt(ITEM, "e3")));
+
+    assertInstanceOf(AttemptResult.Done.class, attempt());
+
+    assertEquals(List.of("plan", "apply", "lookup", "plan", "apply"), provider.operations());
+    long waited =
+        TimeUnit.NANOSECONDS.toMillis(
+            provider.calls().get(2).atNanos() - provider.calls().get(1).atNanos());
+    // the clock stands still here, so the whole wait is the deadline's 200 ms and the 50 ms
+    assertTrue(waited >= 250 - 10, "looked up after " + waited + " ms");
+    assertTrue(
+        ((String) items.commands().get(1).detail()).contains("cleanup deadline"),
+        "the mark names the deadline it waits for: " + items.commands().get(1).detail());
+  }
+
+  /**
+   * A takeover of an AMBIGUOUS item waits until the end of the lease that may have sent a cleanup
+   * (as the claim says) plus the allowance, then looks up.
+   */
+  @Test
+  void anAmbiguousItemTakenOverIsLookedUpOnlyAfterTheLastLeasesEndPlusTheAllowance()
+      throws Exception {
+    Instant previousLeaseEnd = clock.instant().plusMillis(300);
+    claimAnswers(ScriptedItems.claimed(ITEM, TOKEN, EffectStatus.AMBIGUOUS, previousLeaseEnd));
+    long start = System.nanoTime();
+
+    assertInstanceOf(AttemptResult.Done.class, attempt());
+
+    assertEquals(List.of("lookup", "plan", "apply"), provider.operations());
+    long waited = TimeUnit.NANOSECONDS.toMillis(provider.calls().get(0).atNanos() - start);
+    assertTrue(waited >= 350 - 10, "looked up after " + waited + " ms");
+  }
+
+  /**
+   * The incident the deadline prevents, at a provider without idempotency keys: the answer to a
+   * cleanup is lost, the provider commits it late but before its deadline, and a lookup right away
+   * would have found nothing and applied it a second time. On the real clock.
+   */
+  @Test
+  void aCleanupCommittedLateButBeforeItsDeadlineIsFoundByTheLookupNeverAppliedTwice()
+      throws Exception {
+    claimAnswers(ScriptedItems.claimed(ITEM, TOKEN, EffectStatus.NONE));
+    LateCommitter provider = new LateCommitter(Duration.ofMillis(100));
+    CleanupDeadlines deadlines = new CleanupDeadlines(Duration.ofMillis(600), Duration.ZERO);
+
+    AttemptResult result =
+        attempt(
+            context(items, provider, Clock.systemUTC(), testKit.system(), deadlines), () -> false);
+
+    assertInstanceOf(AttemptResult.Done.class, result);
+    assertEquals(1, provider.effects(), "one effect: the late commit was found, not repeated");
+    assertEquals(1, provider.applies(), "never sent again");
+    assertEquals(OutcomeKind.FOUND_BY_LOOKUP, recorded().outcome().kind());
+  }
+
+  /**
+   * The same incident on a takeover: the previous holder's cleanup commits late, before the end of
+   * the lease it was sent under (its deadline's bound); the new holder's lookup must find it.
+   */
+  @Test
+  void aPreviousHoldersCleanupCommittedLateIsFoundByTheNewHoldersLookup() throws Exception {
+    Instant previousLeaseEnd = Instant.now().plusMillis(500);
+    claimAnswers(ScriptedItems.claimed(ITEM, TOKEN, EffectStatus.AMBIGUOUS, previousLeaseEnd));
+    LateCommitter provider = new LateCommitter(Duration.ofMillis(100));
+    provider.commitLate(previousLeaseEnd);
+    CleanupDeadlines deadlines = new CleanupDeadlines(Duration.ofMillis(600), Duration.ZERO);
+
+    AttemptResult result =
+        attempt(
+            context(items, provider, Clock.systemUTC(), testKit.system(), deadlines), () -> false);
+
+    assertInstanceOf(AttemptResult.Done.class, result);
+    assertEquals(1, provider.effects());
+    assertEquals(0, provider.applies(), "the new holder never applied");
+    assertEquals(OutcomeKind.FOUND_BY_LOOKUP, recorded().outcome().kind());
   }
 }

@@ -1,6 +1,7 @@
 package io.fencekeeper.worker;
 
 import io.fencekeeper.item.ItemId;
+import io.fencekeeper.provider.Cleanup;
 import io.fencekeeper.provider.Plan;
 import io.fencekeeper.provider.Provider;
 import io.fencekeeper.provider.ProviderError;
@@ -23,8 +24,12 @@ import java.util.function.Supplier;
  */
 final class ScriptedProvider implements Provider {
 
-  /** One call: {@code key} and {@code token} are an apply's (a lookup has only the key). */
-  record Call(String operation, ItemId item, String key, long token, long atNanos) {}
+  /**
+   * One call: {@code key} and {@code token} are an apply's (a lookup has only the key), and so is
+   * {@code deadline}.
+   */
+  record Call(
+      String operation, ItemId item, String key, long token, Instant deadline, long atNanos) {}
 
   private final List<Call> calls = new CopyOnWriteArrayList<>();
   private final Deque<Supplier<CompletionStage<Plan>>> plans = new ArrayDeque<>();
@@ -73,7 +78,7 @@ final class ScriptedProvider implements Provider {
 
   @Override
   public CompletionStage<Plan> plan(ItemId item) {
-    calls.add(new Call("plan", item, null, 0, System.nanoTime()));
+    calls.add(new Call("plan", item, null, 0, null, System.nanoTime()));
     return next(
             plans,
             () -> CompletableFuture.completedFuture(Plan.action("void", 1250, "a stale hold")))
@@ -81,15 +86,22 @@ final class ScriptedProvider implements Provider {
   }
 
   @Override
-  public CompletionStage<Receipt> apply(
-      ItemId item, Plan plan, String idempotencyKey, long fencingToken) {
-    calls.add(new Call("apply", item, idempotencyKey, fencingToken, System.nanoTime()));
-    return next(applies, () -> CompletableFuture.completedFuture(receipt(item, "eff-1"))).get();
+  public CompletionStage<Receipt> apply(Cleanup cleanup) {
+    calls.add(
+        new Call(
+            "apply",
+            cleanup.item(),
+            cleanup.idempotencyKey(),
+            cleanup.fencingToken(),
+            cleanup.deadline(),
+            System.nanoTime()));
+    return next(applies, () -> CompletableFuture.completedFuture(receipt(cleanup.item(), "eff-1")))
+        .get();
   }
 
   @Override
   public CompletionStage<Optional<Receipt>> lookup(ItemId item, String idempotencyKey) {
-    calls.add(new Call("lookup", item, idempotencyKey, 0, System.nanoTime()));
+    calls.add(new Call("lookup", item, idempotencyKey, 0, null, System.nanoTime()));
     return next(lookups, () -> CompletableFuture.completedFuture(Optional.<Receipt>empty())).get();
   }
 

@@ -1,5 +1,6 @@
 package io.fencekeeper.api.items;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fencekeeper.api.http.ApiError;
@@ -20,7 +21,9 @@ public final class ApiViews {
 
   /**
    * The lease a claim granted; {@code accountId} and {@code cursor} tell an external worker what to
-   * do.
+   * do. {@code lookupAfter}, with an AMBIGUOUS effect: the end of the last lease under which a
+   * cleanup may have been sent; the worker looks the key up only after it plus its clock-skew
+   * allowance (docs/provider-protocol.md, "The deadline").
    */
   public record ClaimView(
       String itemId,
@@ -32,7 +35,8 @@ public final class ApiViews {
       boolean takeover,
       String runId,
       String accountId,
-      String cursor) {
+      String cursor,
+      @JsonInclude(JsonInclude.Include.NON_NULL) Instant lookupAfter) {
 
     public static ClaimView of(WorkItem.Claimed claimed) {
       ItemId id = ItemId.parse(claimed.itemId());
@@ -46,7 +50,8 @@ public final class ApiViews {
           claimed.takeover(),
           id.runId(),
           id.accountId(),
-          id.cursor());
+          id.cursor(),
+          claimed.lookupAfter());
     }
   }
 

@@ -1,6 +1,7 @@
 package io.fencekeeper.provider.factory;
 
 import com.typesafe.config.Config;
+import com.typesafe.config.ConfigException;
 import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigUtil;
 import io.fencekeeper.provider.ProviderName;
@@ -32,7 +33,8 @@ public record ProviderCatalog(
   private static final Config NAMED_DEFAULTS =
       ConfigFactory.parseString(
           "url = \"\", user = \"\", password = \"\", max-in-flight = 0, max-rate = 0,"
-              + " jdbc { effect-sql = \"\", plan-sql = \"\", threads = 4, queue-capacity = 1024 }");
+              + " jdbc { effect-sql = \"\", plan-sql = \"\", threads = 4, queue-capacity = 1024,"
+              + " currency = \"\" }");
 
   public record Entry(String name, ProviderSettings settings, ProviderBudget budget) {}
 
@@ -56,7 +58,8 @@ public record ProviderCatalog(
         ProviderName.DEFAULT,
         new Entry(
             ProviderName.DEFAULT,
-            withTimeouts(ProviderSettings.fromConfig(defaultBlock), defaultBlock),
+            withTimeouts(
+                ProviderSettings.fromConfig(defaultBlock), defaultBlock, "fencekeeper.provider"),
             budget(defaultBlock, "fencekeeper.provider")));
     if (fk.hasPath("providers")) {
       Config named = fk.getConfig("providers");
@@ -121,8 +124,9 @@ public record ProviderCatalog(
                 JdbcProviderSettings.of(url, block.getString("user"), block.getString("password"))
                     .withEffectSql(statements.getString("effect-sql"))
                     .withPlanSql(statements.getString("plan-sql"))
-                    .withThreads(
-                        statements.getInt("threads"), statements.getInt("queue-capacity")));
+                    .withThreads(statements.getInt("threads"), statements.getInt("queue-capacity"))
+                    .withCurrency(statements.getString("currency"))
+                    .validated());
           }
         };
     if (block.hasPath("http.max-connections")) {
@@ -132,10 +136,12 @@ public record ProviderCatalog(
         throw new IllegalArgumentException(path + ".http.max-connections: " + e.getMessage(), e);
       }
     }
-    return withTimeouts(settings, block);
+    return withTimeouts(settings, block, path);
   }
 
-  private static ProviderSettings withTimeouts(ProviderSettings settings, Config block) {
+  /** The timeouts and the clock-skew allowance of a block, where it gives them. */
+  private static ProviderSettings withTimeouts(
+      ProviderSettings settings, Config block, String path) {
     Duration connect =
         block.hasPath("connect-timeout")
             ? block.getDuration("connect-timeout")
@@ -144,7 +150,22 @@ public record ProviderCatalog(
         block.hasPath("request-timeout")
             ? block.getDuration("request-timeout")
             : settings.requestTimeout();
-    return settings.withTimeouts(connect, request);
+    ProviderSettings timed = settings.withTimeouts(connect, request);
+    if (!block.hasPath("clock-skew-allowance")) {
+      return timed;
+    }
+    Duration allowance;
+    try {
+      allowance = block.getDuration("clock-skew-allowance");
+    } catch (ConfigException e) {
+      throw new IllegalArgumentException(
+          path + ".clock-skew-allowance must be a duration (1s, 500ms)", e);
+    }
+    try {
+      return timed.withClockSkewAllowance(allowance);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(path + "." + e.getMessage(), e);
+    }
   }
 
   private static ProviderBudget budget(Config block, String path) {

@@ -20,6 +20,9 @@ import java.util.Locale;
  * @param jdbc target database and statements (jdbc only)
  * @param maxConnections the most connections to the provider (http, sim); 0 = one per worker of the
  *     node ({@code fencekeeper.provider.http.max-connections})
+ * @param clockSkewAllowance how far the clocks of a worker, the provider and an item's host may
+ *     disagree: a key is looked up only once the deadline of every cleanup sent under it plus this
+ *     has passed ({@code clock-skew-allowance}, docs/provider-protocol.md, "The deadline")
  */
 public record ProviderSettings(
     Kind kind,
@@ -29,7 +32,8 @@ public record ProviderSettings(
     SimFaults simFaults,
     long simSeed,
     JdbcProviderSettings jdbc,
-    int maxConnections) {
+    int maxConnections,
+    Duration clockSkewAllowance) {
 
   public enum Kind {
     SIM,
@@ -50,6 +54,16 @@ public record ProviderSettings(
   public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(2);
   public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(10);
 
+  /**
+   * Clocks kept by NTP agree within a few milliseconds; docs/cluster.md asks to alert at a few
+   * hundred. A second is well beyond that, and small next to the request timeout a lookup already
+   * waits for.
+   */
+  public static final Duration DEFAULT_CLOCK_SKEW_ALLOWANCE = Duration.ofSeconds(1);
+
+  /** The most a clock-skew allowance may be: a lookup waits it, under a renewed lease. */
+  public static final Duration MAX_CLOCK_SKEW_ALLOWANCE = Duration.ofMinutes(1);
+
   public ProviderSettings {
     if (kind == null) {
       throw new IllegalArgumentException("provider kind is required");
@@ -69,6 +83,29 @@ public record ProviderSettings(
       throw new IllegalArgumentException(
           "maxConnections must be >= 0 (0 = one per worker), got " + maxConnections);
     }
+    clockSkewAllowance =
+        clockSkewAllowance == null ? DEFAULT_CLOCK_SKEW_ALLOWANCE : clockSkewAllowance;
+    if (clockSkewAllowance.isNegative()
+        || clockSkewAllowance.compareTo(MAX_CLOCK_SKEW_ALLOWANCE) > 0) {
+      throw new IllegalArgumentException(
+          "clock-skew-allowance must be between 0 and "
+              + MAX_CLOCK_SKEW_ALLOWANCE.toSeconds()
+              + "s, got "
+              + clockSkewAllowance);
+    }
+  }
+
+  /** Without a connection limit of its own, with the default clock-skew allowance. */
+  public ProviderSettings(
+      Kind kind,
+      URI url,
+      Duration connectTimeout,
+      Duration requestTimeout,
+      SimFaults simFaults,
+      long simSeed,
+      JdbcProviderSettings jdbc,
+      int maxConnections) {
+    this(kind, url, connectTimeout, requestTimeout, simFaults, simSeed, jdbc, maxConnections, null);
   }
 
   /** Without a connection limit of its own: one connection per worker. */
@@ -80,7 +117,7 @@ public record ProviderSettings(
       SimFaults simFaults,
       long simSeed,
       JdbcProviderSettings jdbc) {
-    this(kind, url, connectTimeout, requestTimeout, simFaults, simSeed, jdbc, 0);
+    this(kind, url, connectTimeout, requestTimeout, simFaults, simSeed, jdbc, 0, null);
   }
 
   /**
@@ -121,7 +158,10 @@ public record ProviderSettings(
             JdbcProviderSettings.of(url, block.getString("user"), block.getString("password"))
                 .withEffectSql(statements.getString("effect-sql"))
                 .withPlanSql(statements.getString("plan-sql"))
-                .withThreads(statements.getInt("threads"), statements.getInt("queue-capacity")));
+                .withThreads(statements.getInt("threads"), statements.getInt("queue-capacity"))
+                .withCurrency(
+                    statements.hasPath("currency") ? statements.getString("currency") : null)
+                .validated());
       }
     };
   }
@@ -141,12 +181,41 @@ public record ProviderSettings(
 
   public ProviderSettings withTimeouts(Duration connectTimeout, Duration requestTimeout) {
     return new ProviderSettings(
-        kind, url, connectTimeout, requestTimeout, simFaults, simSeed, jdbc, maxConnections);
+        kind,
+        url,
+        connectTimeout,
+        requestTimeout,
+        simFaults,
+        simSeed,
+        jdbc,
+        maxConnections,
+        clockSkewAllowance);
   }
 
   public ProviderSettings withMaxConnections(int maxConnections) {
     return new ProviderSettings(
-        kind, url, connectTimeout, requestTimeout, simFaults, simSeed, jdbc, maxConnections);
+        kind,
+        url,
+        connectTimeout,
+        requestTimeout,
+        simFaults,
+        simSeed,
+        jdbc,
+        maxConnections,
+        clockSkewAllowance);
+  }
+
+  public ProviderSettings withClockSkewAllowance(Duration clockSkewAllowance) {
+    return new ProviderSettings(
+        kind,
+        url,
+        connectTimeout,
+        requestTimeout,
+        simFaults,
+        simSeed,
+        jdbc,
+        maxConnections,
+        clockSkewAllowance);
   }
 
   private static void requirePositive(String field, Duration value) {

@@ -4,13 +4,13 @@ import static io.fencekeeper.provider.http.HttpProtocol.json;
 import static io.fencekeeper.provider.http.ProviderAnswers.bodyProblem;
 import static io.fencekeeper.provider.http.ProviderAnswers.bodyTooLarge;
 import static io.fencekeeper.provider.http.ProviderAnswers.classifyFailure;
-import static io.fencekeeper.provider.http.ProviderAnswers.readOk;
 import static io.fencekeeper.provider.http.ProviderAnswers.unwrap;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.fencekeeper.item.ItemId;
+import io.fencekeeper.provider.Cleanup;
 import io.fencekeeper.provider.Plan;
 import io.fencekeeper.provider.Provider;
 import io.fencekeeper.provider.ProviderError;
@@ -27,6 +27,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import org.apache.pekko.actor.ActorSystem;
 import org.apache.pekko.actor.ClassicActorSystemProvider;
@@ -87,6 +88,8 @@ public final class HttpProvider implements Provider {
   public static final int MAX_RESPONSE_BYTES = 256 * 1024;
 
   private static final HttpHeader ACCEPT_JSON = RawHeader.create("Accept", "application/json");
+  private static final HttpHeader PROTOCOL_1_1 =
+      RawHeader.create(HttpProtocol.PROTOCOL, HttpProtocol.VERSION_1_1);
   private static final Duration MAX_KEEP_ALIVE = Duration.ofSeconds(5);
 
   private final URI baseUrl;
@@ -102,6 +105,10 @@ public final class HttpProvider implements Provider {
   private final ActorSystem ownedSystem;
   private final List<AutoCloseable> ownedResources = new CopyOnWriteArrayList<>();
   private volatile boolean closed;
+  // null until the provider first answered
+  private volatile String serverProtocol;
+  // a 1.1 provider whose plan has something to do and no currency is said once, not per item
+  private final AtomicBoolean planWarning = new AtomicBoolean();
 
   private HttpProvider(
       ClassicActorSystemProvider system,
@@ -231,20 +238,44 @@ public final class HttpProvider implements Provider {
                 Pair.create("businessDate", item.businessDate().toString()),
                 Pair.create("accountId", item.accountId()),
                 Pair.create("cursor", item.cursor())));
-    return send(get(uri), false, -1, answer -> readOk(answer, Plan.class, false));
+    return send(
+        get(uri),
+        false,
+        -1,
+        answer -> {
+          Plan plan = ProviderAnswers.readPlan(answer);
+          if (!plan.nothingToDo()
+              && plan.currency() == null
+              && !answer.protocol().equals(HttpProtocol.VERSION_1_0)
+              && planWarning.compareAndSet(false, true)) {
+            // the cleanup then goes without one, as 1.0's body: the provider must accept that
+            log.warning(
+                "the provider at {} speaks protocol {} but planned a cleanup without a currency;"
+                    + " its cleanups are sent without one, as a 1.0 client would send them",
+                baseUrl,
+                answer.protocol());
+          }
+          return plan;
+        });
   }
 
+  /**
+   * {@code POST /v1/cleanups} with the version, key, token and deadline headers; the body is 1.0's
+   * with {@code currency} added only when the plan has one (docs/provider-protocol.md,
+   * "Compatibility").
+   */
   @Override
-  public CompletionStage<Receipt> apply(
-      ItemId item, Plan plan, String idempotencyKey, long fencingToken) {
+  public CompletionStage<Receipt> apply(Cleanup cleanup) {
     byte[] body;
     try {
-      body = json().writeValueAsBytes(HttpProtocol.CleanupRequest.of(item, plan));
+      body =
+          json().writeValueAsBytes(HttpProtocol.CleanupRequest.of(cleanup.item(), cleanup.plan()));
     } catch (JsonProcessingException e) {
       // nothing has been sent yet, and a body that cannot be written never will be
       return CompletableFuture.failedFuture(
           new ProviderException(new ProviderError.Permanent("cannot encode cleanup: " + e), e));
     }
+    String idempotencyKey = cleanup.idempotencyKey();
     if (!fitsInAHeader(idempotencyKey)) {
       return CompletableFuture.failedFuture(
           new ProviderException(
@@ -258,17 +289,19 @@ public final class HttpProvider implements Provider {
             .withHeaders(
                 List.of(
                     ACCEPT_JSON,
+                    PROTOCOL_1_1,
                     RawHeader.create(HttpProtocol.IDEMPOTENCY_KEY, idempotencyKey),
-                    RawHeader.create(HttpProtocol.FENCING_TOKEN, Long.toString(fencingToken))))
+                    RawHeader.create(
+                        HttpProtocol.FENCING_TOKEN, Long.toString(cleanup.fencingToken())),
+                    RawHeader.create(
+                        HttpProtocol.CLEANUP_DEADLINE,
+                        HttpProtocol.formatDeadline(cleanup.deadline()))))
             .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, body));
     return send(
         request,
         true,
-        fencingToken,
-        answer -> {
-          Receipt outcome = readOk(answer, Receipt.class, true);
-          return answer.replayed() ? outcome.asReplay() : outcome;
-        });
+        cleanup.fencingToken(),
+        answer -> ProviderAnswers.readCleanupAnswer(answer, idempotencyKey));
   }
 
   @Override
@@ -281,7 +314,15 @@ public final class HttpProvider implements Provider {
         answer ->
             answer.status() == 404
                 ? Optional.empty()
-                : Optional.of(readOk(answer, Receipt.class, false)));
+                : Optional.of(ProviderAnswers.readLookup(answer, idempotencyKey)));
+  }
+
+  /**
+   * The protocol version the provider last answered with: {@code 1.0} when its answers carry no
+   * {@code Fencekeeper-Protocol} header; empty before it answered at all.
+   */
+  public Optional<String> serverProtocol() {
+    return Optional.ofNullable(serverProtocol);
   }
 
   /** Refuses new calls (Transient: nothing is sent), then closes what it owns. */
@@ -306,7 +347,7 @@ public final class HttpProvider implements Provider {
   }
 
   private static HttpRequest get(Uri uri) {
-    return HttpRequest.create().withUri(uri).addHeader(ACCEPT_JSON);
+    return HttpRequest.create().withUri(uri).addHeader(ACCEPT_JSON).addHeader(PROTOCOL_1_1);
   }
 
   private static boolean fitsInAHeader(String key) {
@@ -352,13 +393,29 @@ public final class HttpProvider implements Provider {
           if (failure != null) {
             Throwable cause = unwrap(failure);
             result.completeExceptionally(
-                new ProviderException(classifyFailure(cause, mutation), cause));
+                new ProviderException(saidOf(classifyFailure(cause, mutation)), cause));
           } else {
             read(answered, mutation, fencingToken, onAnswer, result);
           }
         },
         executor);
     return result;
+  }
+
+  /**
+   * An ambiguous cleanup at a provider that answers as 1.0 says that its deadline is not promised:
+   * the worker waits for it all the same (it cannot know better), and the audit must not suggest
+   * more than that.
+   */
+  private ProviderError saidOf(ProviderError error) {
+    if (error instanceof ProviderError.Ambiguous ambiguous
+        && HttpProtocol.VERSION_1_0.equals(serverProtocol)) {
+      return new ProviderError.Ambiguous(
+          ambiguous.message()
+              + " (the provider answers as protocol 1.0, which does not promise to commit nothing"
+              + " after the cleanup's deadline)");
+    }
+    return error;
   }
 
   /**
@@ -403,10 +460,14 @@ public final class HttpProvider implements Provider {
             executor);
   }
 
-  private static <T> void finish(
+  private <T> void finish(
       Answer answer, boolean mutation, Function<Answer, T> onAnswer, CompletableFuture<T> result) {
+    serverProtocol = answer.protocol();
     try {
       result.complete(onAnswer.apply(answer));
+    } catch (ProviderException e) {
+      ProviderError said = saidOf(e.error());
+      result.completeExceptionally(said == e.error() ? e : new ProviderException(said, e));
     } catch (RuntimeException e) {
       // a ProviderException from the mapping, or a bug: ProviderError.from makes the latter
       // ambiguous, which is always safe

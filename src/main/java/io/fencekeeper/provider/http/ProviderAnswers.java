@@ -2,8 +2,10 @@ package io.fencekeeper.provider.http;
 
 import static io.fencekeeper.provider.http.HttpProtocol.json;
 
+import io.fencekeeper.provider.Plan;
 import io.fencekeeper.provider.ProviderError;
 import io.fencekeeper.provider.ProviderException;
+import io.fencekeeper.provider.Receipt;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.UnknownHostException;
@@ -88,7 +90,71 @@ final class ProviderAnswers {
     return false;
   }
 
-  /** Maps every non-2xx status as docs/provider-protocol.md prescribes. */
+  /**
+   * A plan: {@code 200} with a readable plan (something to do names an action, a currency is ISO
+   * 4217 when there is one); anything else is {@link #classifyStatus}'s.
+   */
+  static Plan readPlan(Answer answer) {
+    Plan plan = readOk(answer, Plan.class, false);
+    if (!plan.nothingToDo() && (plan.action() == null || plan.action().isEmpty())) {
+      throw new ProviderException(
+          new ProviderError.Transient(
+              "provider answered " + answer.status() + " with a plan that names no action"));
+    }
+    return plan;
+  }
+
+  /**
+   * The answer to {@code POST /v1/cleanups}: {@code 201} applied now, {@code 200} a replay of the
+   * first effect (the status decides, not the body's {@code status} or the {@code
+   * Idempotent-Replayed} header); a receipt that cannot be read is ambiguous, since the provider
+   * said it accepted. Anything else is {@link #classifyStatus}'s.
+   */
+  static Receipt readCleanupAnswer(Answer answer, String idempotencyKey) {
+    Receipt receipt = readReceipt(answer, idempotencyKey, true);
+    return answer.status() == 201
+        ? new Receipt(idempotencyKey, receipt.effectId(), Receipt.APPLIED, receipt.appliedAt())
+        : new Receipt(idempotencyKey, receipt.effectId(), Receipt.REPLAYED, receipt.appliedAt());
+  }
+
+  /** The answer to {@code GET /v1/cleanups/{key}} other than 404: the effect under the key. */
+  static Receipt readLookup(Answer answer, String idempotencyKey) {
+    if (answer.status() != 200) {
+      throw new ProviderException(classifyStatus(answer, false));
+    }
+    Receipt receipt = readReceipt(answer, idempotencyKey, false);
+    return new Receipt(idempotencyKey, receipt.effectId(), Receipt.APPLIED, receipt.appliedAt());
+  }
+
+  /**
+   * A receipt must name its {@code effectId} and {@code appliedAt}, and the key it answers for
+   * (when it names one) must be the key asked: otherwise it is not an answer about this key.
+   */
+  private static Receipt readReceipt(Answer answer, String idempotencyKey, boolean mutation) {
+    Receipt receipt = readOk(answer, Receipt.class, mutation);
+    String problem = null;
+    if (receipt.effectId() == null || receipt.effectId().isEmpty()) {
+      problem = "a receipt without an effectId";
+    } else if (receipt.appliedAt() == null) {
+      problem = "a receipt without appliedAt";
+    } else if (receipt.idempotencyKey() != null
+        && !receipt.idempotencyKey().equals(idempotencyKey)) {
+      problem = "a receipt for another idempotency key";
+    }
+    if (problem == null) {
+      return receipt;
+    }
+    throw new ProviderException(
+        mutation
+            ? new ProviderError.Ambiguous(
+                "provider accepted (" + answer.status() + ") but answered " + problem)
+            : new ProviderError.Transient(
+                "provider answered " + answer.status() + " with " + problem));
+  }
+
+  /**
+   * {@code 200} or {@code 201} with a readable body of {@code type}; anything else is classified.
+   */
   static <T> T readOk(Answer answer, Class<T> type, boolean mutation) {
     int status = answer.status();
     if (status == 200 || status == 201) {
@@ -101,18 +167,29 @@ final class ProviderAnswers {
                     "provider answered " + status + " with " + answer.bodyProblem()));
       }
       try {
-        return json().readValue(answer.body(), type);
+        T value = json().readValue(answer.body(), type);
+        if (value == null) {
+          throw new IOException("the body is JSON null");
+        }
+        return value;
       } catch (IOException e) {
         throw new ProviderException(
             mutation
-                ? new ProviderError.Ambiguous("provider accepted but answered garbage: " + e)
-                : new ProviderError.Transient("provider answered garbage: " + e),
+                ? new ProviderError.Ambiguous(
+                    "provider accepted but answered garbage: " + shortened(e))
+                : new ProviderError.Transient("provider answered garbage: " + shortened(e)),
             e);
       }
     }
     throw new ProviderException(classifyStatus(answer, mutation));
   }
 
+  /**
+   * Every answer that is not the protocol's success, as docs/provider-protocol.md ("How
+   * Fencekeeper's client classifies answers") prescribes. The status decides, and the envelope's
+   * code only where one status has several meanings (409); a code this client does not know, or a
+   * body that is not the envelope, is decided by the status alone.
+   */
   static ProviderError classifyStatus(Answer answer, boolean mutation) {
     int status = answer.status();
     HttpProtocol.ErrorBody body = errorBody(answer);
@@ -126,8 +203,11 @@ final class ProviderAnswers {
       long highest = body.highestToken() != null ? body.highestToken() : -1L;
       return new ProviderError.StaleToken(presented, highest);
     }
-    if (status == 409 && HttpProtocol.KEY_IN_USE.equals(body.error())) {
-      // the first request with this key is still being processed: nothing new was applied
+    if (status == 409) {
+      // key_in_use (the first request with the key is still being processed), deadline_passed
+      // (refused before applying), or a 409 whose envelope cannot be read: nothing was applied by
+      // this request; a retry with the same key and token is safe (a stale one is refused again,
+      // and the worker's own lease check stops it)
       return new ProviderError.Transient(detail);
     }
     if (status == 408) {
@@ -135,10 +215,16 @@ final class ProviderAnswers {
       return new ProviderError.Transient(detail);
     }
     if (status >= 400 && status < 500) {
+      // 400, 404 (but a lookup's), 405, 413, 415, 422 and any other: the request can never work
       return new ProviderError.Permanent(detail);
     }
     // 5xx (or anything unexpected): on a mutation the provider may have applied it before failing
     return mutation ? new ProviderError.Ambiguous(detail) : new ProviderError.Transient(detail);
+  }
+
+  private static String shortened(Throwable e) {
+    String why = String.valueOf(e.getMessage());
+    return why.length() > 200 ? why.substring(0, 200) : why;
   }
 
   private static HttpProtocol.ErrorBody errorBody(Answer answer) {
@@ -209,6 +295,7 @@ final class ProviderAnswers {
    * An answer as the mapping reads it.
    *
    * @param body the body, or null when it was not read (then {@code bodyProblem} says why)
+   * @param protocol the {@code Fencekeeper-Protocol} the answer carried, {@code 1.0} without one
    * @param presentedToken the Fencing-Token the request carried (-1 on a GET)
    */
   record Answer(
@@ -217,7 +304,7 @@ final class ProviderAnswers {
       String bodyProblem,
       Optional<String> retryAfter,
       Optional<String> retryAfterMs,
-      boolean replayed,
+      String protocol,
       long presentedToken) {
 
     static Answer of(
@@ -228,10 +315,17 @@ final class ProviderAnswers {
           bodyProblem,
           header(response, HttpProtocol.RETRY_AFTER),
           header(response, HttpProtocol.RETRY_AFTER_MS),
-          header(response, HttpProtocol.IDEMPOTENT_REPLAYED)
-              .map("true"::equalsIgnoreCase)
-              .orElse(false),
+          protocolOf(header(response, HttpProtocol.PROTOCOL)),
           presentedToken);
+    }
+
+    /** The version an answer says it speaks: none is a 1.0 server; a value is kept short. */
+    static String protocolOf(Optional<String> header) {
+      return header
+          .map(String::trim)
+          .map(value -> value.length() > 16 ? value.substring(0, 16) : value)
+          .filter(value -> !value.isEmpty())
+          .orElse(HttpProtocol.VERSION_1_0);
     }
 
     private static Optional<String> header(HttpResponse response, String name) {

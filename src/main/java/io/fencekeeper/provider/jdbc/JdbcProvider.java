@@ -1,6 +1,8 @@
 package io.fencekeeper.provider.jdbc;
 
 import io.fencekeeper.item.ItemId;
+import io.fencekeeper.provider.Cleanup;
+import io.fencekeeper.provider.EffectIdentity;
 import io.fencekeeper.provider.Plan;
 import io.fencekeeper.provider.Provider;
 import io.fencekeeper.provider.ProviderError;
@@ -13,6 +15,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLRecoverableException;
 import java.sql.SQLTransientException;
+import java.sql.Savepoint;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
@@ -34,11 +37,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The transactional provider (docs/design.md, "The provider boundary"): the effect is a SQL
+ * The transactional provider (docs/provider-protocol.md, "The jdbc provider"): the effect is a SQL
  * statement in the target database, committed in one transaction with the item's fence row and the
- * effect record. So the effect, the proof that it happened, and the fence can only change together:
- * a stale token changes nothing, a repeated key is a replay, and after an ambiguous commit {@code
- * lookup} tells the truth.
+ * effect record. So the effect and the proof that it happened can only change together: a stale
+ * token changes nothing, a repeated key with the same identity is a replay, a deadline that passed
+ * commits no effect, and after an ambiguous commit {@code lookup} tells the truth. The fence rises
+ * with every request that passes it, and stays raised when the effect then fails (the effect runs
+ * after a savepoint, and only the savepoint is rolled back).
  *
  * <p>JDBC blocks, so all of it runs on a dedicated bounded pool; each pool thread keeps its own
  * connection.
@@ -57,6 +62,7 @@ public final class JdbcProvider implements Provider {
   private final FenceDialect dialect;
   private final NamedSql effectSql;
   private final NamedSql planSql;
+  private final String currency;
   private final ThreadPoolExecutor executor;
   private final ThreadLocal<Connection> threadConnection = new ThreadLocal<>();
   private final Set<Connection> openConnections = ConcurrentHashMap.newKeySet();
@@ -66,12 +72,14 @@ public final class JdbcProvider implements Provider {
       FenceDialect dialect,
       NamedSql effectSql,
       NamedSql planSql,
+      String currency,
       int threads,
       int queueCapacity) {
     this.connections = connections;
     this.dialect = dialect;
     this.effectSql = effectSql;
     this.planSql = planSql;
+    this.currency = currency;
     AtomicInteger counter = new AtomicInteger();
     this.executor =
         new ThreadPoolExecutor(
@@ -95,13 +103,20 @@ public final class JdbcProvider implements Provider {
         settings);
   }
 
-  /** As {@link #start(JdbcProviderSettings)}, with connections from the caller (a pool). */
+  /**
+   * As {@link #start(JdbcProviderSettings)}, with connections from the caller (a pool). Tables made
+   * by an earlier version get the identity columns they lack.
+   */
   public static JdbcProvider start(ConnectionSource connections, JdbcProviderSettings settings) {
+    settings.validated();
     FenceDialect dialect;
     try (Connection connection = connections.open()) {
       dialect = FenceDialect.of(connection);
       try (Statement statement = connection.createStatement()) {
         for (String ddl : FenceDialect.CREATE_TABLES) {
+          statement.execute(ddl);
+        }
+        for (String ddl : FenceDialect.ADD_IDENTITY_COLUMNS) {
           statement.execute(ddl);
         }
       }
@@ -118,6 +133,7 @@ public final class JdbcProvider implements Provider {
         dialect,
         blankToNull(settings.effectSql()),
         blankToNull(settings.planSql()),
+        settings.currency(),
         settings.threads(),
         settings.queueCapacity());
   }
@@ -128,10 +144,8 @@ public final class JdbcProvider implements Provider {
   }
 
   @Override
-  public CompletionStage<Receipt> apply(
-      ItemId item, Plan plan, String idempotencyKey, long fencingToken) {
-    return inTransaction(
-        true, connection -> applyFenced(connection, item, plan, idempotencyKey, fencingToken));
+  public CompletionStage<Receipt> apply(Cleanup cleanup) {
+    return inTransaction(true, connection -> applyFenced(connection, cleanup));
   }
 
   @Override
@@ -165,6 +179,7 @@ public final class JdbcProvider implements Provider {
       return Plan.action(
           "cleanup",
           0,
+          currency,
           "configured cleanup statement for " + item.accountId() + " at " + item.cursor());
     }
     try (PreparedStatement statement = connection.prepareStatement(planSql.jdbcSql())) {
@@ -181,55 +196,71 @@ public final class JdbcProvider implements Provider {
         String description =
             optionalColumn(row, "description")
                 .orElse(action + " of " + amountMinor + " minor units on " + item.accountId());
-        return Plan.action(action, amountMinor, description);
+        String planned = optionalColumn(row, "currency").map(String::trim).orElse(currency);
+        if (planned != null && !Plan.isCurrency(planned)) {
+          // the row's value stays out of the message: it is the target database's data
+          throw new ProviderException(
+              new ProviderError.Permanent(
+                  "the plan query's currency column is not an ISO 4217 code of three upper-case"
+                      + " letters for "
+                      + item.accountId()));
+        }
+        return Plan.action(action, amountMinor, planned, description);
       }
     }
   }
 
-  private Receipt applyFenced(
-      Connection connection, ItemId item, Plan plan, String idempotencyKey, long fencingToken)
-      throws SQLException {
+  /**
+   * The order of docs/provider-protocol.md, "Order of checks", in one transaction: the fence (a
+   * stale token is refused and changes nothing), the stored effect (the same identity replays, a
+   * different one is refused), the deadline by the database's clock, then the effect after a
+   * savepoint, the deadline again, and the commit. From the fence on, every refusal and every
+   * failure of the effect still commits the raised fence: the mark stays, the effect does not.
+   */
+  private Receipt applyFenced(Connection connection, Cleanup cleanup) throws SQLException {
+    ItemId item = cleanup.item();
+    String idempotencyKey = cleanup.idempotencyKey();
     try (PreparedStatement fence = connection.prepareStatement(dialect.advanceFence)) {
       fence.setString(1, item.value());
-      fence.setLong(2, fencingToken);
+      fence.setLong(2, cleanup.fencingToken());
       if (fence.executeUpdate() == 0) {
         // invariant: a stale token changes nothing, not even the fence
         long highest = currentToken(connection, item);
         connection.rollback();
-        throw new ProviderException(new ProviderError.StaleToken(fencingToken, highest));
+        throw new ProviderException(new ProviderError.StaleToken(cleanup.fencingToken(), highest));
       }
     }
     // the fence row is now locked by this transaction, so no other apply of this item can
     // interleave between this read and the insert below
     Optional<StoredEffect> existing = findEffect(connection, idempotencyKey);
     if (existing.isPresent()) {
-      if (!existing.get().itemId().equals(item.value())) {
-        connection.rollback();
+      Optional<String> reused = existing.get().reusedBy(cleanup);
+      connection.commit();
+      if (reused.isPresent()) {
         throw new ProviderException(
             new ProviderError.Permanent(
-                "idempotency key "
-                    + idempotencyKey
-                    + " was already used for item "
-                    + existing.get().itemId()));
+                "key_reused: idempotency key " + idempotencyKey + " " + reused.get()));
       }
-      connection.commit();
       return existing.get().outcome(idempotencyKey, Receipt.REPLAYED);
     }
-    if (effectSql != null) {
-      try (PreparedStatement effect = connection.prepareStatement(effectSql.jdbcSql())) {
-        effectSql.bind(effect, parameters(item, plan, idempotencyKey, fencingToken));
-        effect.executeUpdate();
-      }
-    }
+    refuseAfterDeadline(connection, cleanup);
+    Savepoint beforeEffect = connection.setSavepoint(FenceDialect.EFFECT_SAVEPOINT);
     Instant appliedAt = Instant.now().truncatedTo(ChronoUnit.MILLIS);
     String effectId = "jdbc-" + UUID.randomUUID();
-    try (PreparedStatement record = connection.prepareStatement(FenceDialect.RECORD_EFFECT)) {
-      record.setString(1, idempotencyKey);
-      record.setString(2, item.value());
-      record.setString(3, effectId);
-      record.setLong(4, fencingToken);
-      record.setObject(5, OffsetDateTime.ofInstant(appliedAt, ZoneOffset.UTC));
-      record.executeUpdate();
+    try {
+      runEffect(connection, cleanup);
+      recordEffect(connection, cleanup, effectId, appliedAt);
+    } catch (SQLException effectFailed) {
+      try {
+        keepFenceOnly(connection, beforeEffect);
+      } catch (SQLException alsoFailed) {
+        effectFailed.addSuppressed(alsoFailed);
+      }
+      throw effectFailed;
+    }
+    if (!dialect.now(connection).isBefore(cleanup.deadline())) {
+      keepFenceOnly(connection, beforeEffect);
+      throw deadlinePassed(cleanup);
     }
     try {
       connection.commit();
@@ -239,6 +270,67 @@ public final class JdbcProvider implements Provider {
           new ProviderError.Ambiguous("commit of the effect failed: " + e.getMessage()), e);
     }
     return new Receipt(idempotencyKey, effectId, Receipt.APPLIED, appliedAt);
+  }
+
+  /**
+   * deadline_passed unless the database's clock is still before the cleanup's deadline: checked
+   * before the effect and again just before the commit. The raised fence is committed; the effect
+   * is not (a Transient error: nothing was applied).
+   */
+  private void refuseAfterDeadline(Connection connection, Cleanup cleanup) throws SQLException {
+    if (dialect.now(connection).isBefore(cleanup.deadline())) {
+      return;
+    }
+    connection.commit();
+    throw deadlinePassed(cleanup);
+  }
+
+  private static ProviderException deadlinePassed(Cleanup cleanup) {
+    return new ProviderException(
+        new ProviderError.Transient(
+            "deadline_passed: the cleanup's deadline "
+                + cleanup.deadline()
+                + " passed by the database's clock before it could commit; nothing was applied"));
+  }
+
+  private void runEffect(Connection connection, Cleanup cleanup) throws SQLException {
+    if (effectSql == null) {
+      return;
+    }
+    try (PreparedStatement effect = connection.prepareStatement(effectSql.jdbcSql())) {
+      effectSql.bind(
+          effect,
+          parameters(
+              cleanup.item(), cleanup.plan(), cleanup.idempotencyKey(), cleanup.fencingToken()));
+      effect.executeUpdate();
+    }
+  }
+
+  private static void recordEffect(
+      Connection connection, Cleanup cleanup, String effectId, Instant appliedAt)
+      throws SQLException {
+    try (PreparedStatement record = connection.prepareStatement(FenceDialect.RECORD_EFFECT)) {
+      record.setString(1, cleanup.idempotencyKey());
+      record.setString(2, cleanup.item().value());
+      record.setString(3, effectId);
+      record.setLong(4, cleanup.fencingToken());
+      record.setObject(5, OffsetDateTime.ofInstant(appliedAt, ZoneOffset.UTC));
+      record.setString(6, cleanup.plan().action());
+      record.setLong(7, cleanup.plan().amountMinor());
+      record.setString(8, cleanup.plan().currency());
+      record.executeUpdate();
+    }
+  }
+
+  /**
+   * The effect failed (or came too late): roll back to before it and commit the raised fence. If
+   * that fails, the caller's SQLException makes {@link #inTransaction} roll everything back and
+   * close the connection, fence included: nothing durable, and nothing left for a later commit.
+   */
+  private static void keepFenceOnly(Connection connection, Savepoint beforeEffect)
+      throws SQLException {
+    connection.rollback(beforeEffect);
+    connection.commit();
   }
 
   private static long currentToken(Connection connection, ItemId item) throws SQLException {
@@ -258,18 +350,50 @@ public final class JdbcProvider implements Provider {
         if (!row.next()) {
           return Optional.empty();
         }
+        long amountMinor = row.getLong("amount_minor");
         return Optional.of(
             new StoredEffect(
                 row.getString("item_id"),
                 row.getString("effect_id"),
-                row.getObject("applied_at", OffsetDateTime.class).toInstant()));
+                row.getObject("applied_at", OffsetDateTime.class).toInstant(),
+                row.getString("action"),
+                row.wasNull() ? null : amountMinor,
+                row.getString("currency")));
       }
     }
   }
 
-  private record StoredEffect(String itemId, String effectId, Instant appliedAt) {
+  /**
+   * An effect row. {@code action} and {@code amountMinor} are null in a row written before the
+   * identity was kept: such a row is the same effect as any cleanup of its item.
+   */
+  private record StoredEffect(
+      String itemId,
+      String effectId,
+      Instant appliedAt,
+      String action,
+      Long amountMinor,
+      String currency) {
+
     Receipt outcome(String idempotencyKey, String status) {
       return new Receipt(idempotencyKey, effectId, status, appliedAt);
+    }
+
+    /**
+     * Why {@code cleanup} is not this effect (docs/provider-protocol.md, "The effect's identity").
+     */
+    Optional<String> reusedBy(Cleanup cleanup) {
+      if (!itemId.equals(cleanup.item().value())) {
+        return Optional.of("was already used for item " + itemId);
+      }
+      if (action == null || amountMinor == null) {
+        return Optional.empty();
+      }
+      EffectIdentity stored = new EffectIdentity(itemId, action, amountMinor, currency);
+      EffectIdentity asked = EffectIdentity.of(cleanup);
+      return asked.sameEffect(stored)
+          ? Optional.empty()
+          : Optional.of("was already applied with a different " + asked.differenceFrom(stored));
     }
   }
 
@@ -282,6 +406,7 @@ public final class JdbcProvider implements Provider {
     values.put("cursor", item.cursor());
     values.put("itemId", item.value());
     values.put("amountMinor", plan == null ? 0L : plan.amountMinor());
+    values.put("currency", plan == null ? null : plan.currency());
     values.put("action", plan == null ? null : plan.action());
     values.put("idempotencyKey", idempotencyKey);
     values.put("fencingToken", fencingToken);
@@ -334,8 +459,9 @@ public final class JdbcProvider implements Provider {
   }
 
   /**
-   * Failures before commit rolled everything back (the fence included), so they are retryable or
-   * permanent, never ambiguous; a failed commit is handled where it happens.
+   * Failures before commit rolled the effect back (and the fence with it, unless the fence was
+   * committed on its own after the effect's savepoint), so they are retryable or permanent, never
+   * ambiguous; a failed commit is handled where it happens.
    */
   static ProviderError classify(SQLException e) {
     String state = e.getSQLState() == null ? "" : e.getSQLState();

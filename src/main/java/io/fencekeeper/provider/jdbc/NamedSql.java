@@ -13,8 +13,8 @@ import java.util.Set;
  * an account id can never become SQL.
  *
  * <p>Known names: {@code job, businessDate (a DATE), accountId, cursor, itemId, amountMinor (a
- * BIGINT), action, idempotencyKey, fencingToken (a BIGINT)}. Quoted text and PostgreSQL's {@code
- * ::type} casts are left alone.
+ * BIGINT), currency, action, idempotencyKey, fencingToken (a BIGINT)}. Quoted text and PostgreSQL's
+ * {@code ::type} casts are left alone.
  */
 record NamedSql(String jdbcSql, List<String> parameters) {
 
@@ -26,6 +26,7 @@ record NamedSql(String jdbcSql, List<String> parameters) {
           "cursor",
           "itemId",
           "amountMinor",
+          "currency",
           "action",
           "idempotencyKey",
           "fencingToken");

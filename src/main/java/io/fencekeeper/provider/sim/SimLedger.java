@@ -1,8 +1,9 @@
 package io.fencekeeper.provider.sim;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import io.fencekeeper.provider.EffectIdentity;
 import io.fencekeeper.provider.Receipt;
 import io.fencekeeper.provider.http.HttpProtocol;
-import io.fencekeeper.provider.http.HttpProtocol.CleanupRequest;
 import io.fencekeeper.provider.http.HttpProtocol.ErrorBody;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -14,20 +15,27 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * What the simulated provider has done, per idempotency key: how often the cleanup was really
- * applied, the first result (for replays and lookups), the highest fencing token seen, and whether
- * a request with the key is being processed right now.
+ * applied, the first result (for replays and lookups) and the body it was applied with, the highest
+ * fencing token seen, and whether a request with the key is being processed right now.
  *
  * <p>Every decision about one key happens while holding that key's state, so two concurrent
- * requests with the same key can never both be admitted.
+ * requests with the same key can never both be admitted. The fencing scope is the key (the sim
+ * knows nothing of items).
  */
 final class SimLedger {
+
+  /**
+   * A cleanup as the ledger compares it: the effect's identity (what 1.1 compares) and the whole
+   * body (what a 1.0 server compares).
+   */
+  record Request(EffectIdentity identity, JsonNode body) {}
 
   /** What to do with a cleanup request, decided atomically for its key. */
   sealed interface Admission {
     /** Go ahead: the key is now in flight until {@link #apply} or {@link #abandon}. */
     record Admitted() implements Admission {}
 
-    /** Same key, same body, already applied: answer the first result, apply nothing. */
+    /** Same key, same effect, already applied: answer the first result, apply nothing. */
     record Replay(Receipt first) implements Admission {}
 
     record Refused(int status, ErrorBody body) implements Admission {}
@@ -37,7 +45,7 @@ final class SimLedger {
     long highestToken = Long.MIN_VALUE;
     boolean inFlight;
     int applied;
-    CleanupRequest firstRequest;
+    Request firstRequest;
     Receipt firstOutcome;
   }
 
@@ -52,17 +60,18 @@ final class SimLedger {
     requests.incrementAndGet();
   }
 
-  Admission admit(String key, Long fencingToken, CleanupRequest request, SimFaults faults) {
+  /**
+   * Steps 3 to 5 of docs/provider-protocol.md, "Order of checks", atomically for the key: the
+   * fencing check (a lower token than the key's mark is refused even while the key is in flight or
+   * applied; otherwise the mark rises, and stays risen whatever becomes of the request), the key in
+   * flight, and the stored effect (the same effect replays, another is {@code key_reused}). {@code
+   * protocol} says what "the same" is: the identity in 1.1, the whole body in 1.0.
+   */
+  Admission admit(
+      String key, long fencingToken, Request request, SimFaults faults, SimProtocol protocol) {
     KeyState state = keys.computeIfAbsent(key, k -> new KeyState());
     synchronized (state) {
-      if (!faults.nonIdempotent() && state.inFlight) {
-        return new Admission.Refused(
-            409,
-            ErrorBody.of(
-                HttpProtocol.KEY_IN_USE,
-                "a request with this Idempotency-Key is still being processed; retry later"));
-      }
-      if (!faults.ignoreFencing() && fencingToken != null) {
+      if (!faults.ignoreFencing()) {
         if (fencingToken < state.highestToken) {
           // the fencing rule: a lower token than already seen is a caller that lost its lease
           return new Admission.Refused(
@@ -79,13 +88,23 @@ final class SimLedger {
         }
         state.highestToken = fencingToken;
       }
+      if (!faults.nonIdempotent() && state.inFlight) {
+        return new Admission.Refused(
+            409,
+            ErrorBody.of(
+                HttpProtocol.KEY_IN_USE,
+                "a request with this Idempotency-Key is still being processed; retry later"));
+      }
       if (!faults.nonIdempotent() && state.firstOutcome != null) {
-        if (!request.equals(state.firstRequest)) {
+        if (!sameEffect(state.firstRequest, request, protocol)) {
           return new Admission.Refused(
               422,
               ErrorBody.of(
                   HttpProtocol.KEY_REUSED,
-                  "this Idempotency-Key was first used with a different request body"));
+                  protocol == SimProtocol.V1_0
+                      ? "this Idempotency-Key was first used with a different request body"
+                      : "this Idempotency-Key was first used for a different effect"
+                          + differences(state.firstRequest, request)));
         }
         return new Admission.Replay(state.firstOutcome.asReplay());
       }
@@ -94,8 +113,24 @@ final class SimLedger {
     }
   }
 
+  /** Null {@code first}: an effect written without Fencekeeper, which nothing it sends matches. */
+  private static boolean sameEffect(Request first, Request again, SimProtocol protocol) {
+    if (first == null) {
+      return false;
+    }
+    return protocol == SimProtocol.V1_0
+        ? first.body().equals(again.body())
+        : again.identity().sameEffect(first.identity());
+  }
+
+  private static String differences(Request first, Request again) {
+    return first == null
+        ? " (an effect written under it without Fencekeeper)"
+        : " (" + again.identity().differenceFrom(first.identity()) + " differ)";
+  }
+
   /** Really applies the cleanup: the one place that counts an effect. */
-  Receipt apply(String key, CleanupRequest request) {
+  Receipt apply(String key, Request request) {
     KeyState state = keys.computeIfAbsent(key, k -> new KeyState());
     synchronized (state) {
       Receipt outcome = newEffect(key);

@@ -75,6 +75,15 @@ public final class SimProviderCommand implements Callable<Integer> {
   @Option(names = "--ignore-fencing", description = "accept stale Fencing-Token values")
   boolean ignoreFencing;
 
+  @Option(
+      names = "--protocol",
+      paramLabel = "<version>",
+      description =
+          "the protocol version to answer as: 1.1, or 1.0 (no Fencekeeper-Protocol header, no"
+              + " deadline, no currency, a repeated key compared by its whole body); also"
+              + " PUT /admin/protocol (default: ${DEFAULT-VALUE})")
+  String protocol = SimProtocol.V1_1.version();
+
   public SimFaults faults() {
     return new SimFaults(
         latencyMs,
@@ -89,8 +98,16 @@ public final class SimProviderCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws InterruptedException {
+    SimProtocol speaking;
+    try {
+      speaking = SimProtocol.parse(protocol);
+    } catch (IllegalArgumentException e) {
+      System.err.println("sim-provider not started: --" + e.getMessage());
+      return 64;
+    }
     long actualSeed = seed != null ? seed : System.nanoTime();
     SimProviderServer server = SimProviderServer.start(host, port, faults(), actualSeed, threads);
+    server.setProtocol(speaking);
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
         .addShutdownHook(
@@ -103,6 +120,8 @@ public final class SimProviderCommand implements Callable<Integer> {
     System.out.println(
         "sim-provider listening on "
             + server.baseUrl()
+            + " protocol="
+            + speaking.version()
             + " seed="
             + actualSeed
             + " faults="

@@ -28,7 +28,7 @@ public final class SimProviderServer implements AutoCloseable {
     this.transport = transport;
     // java.util.Random is thread-safe and seedable: a run with the same seed draws the same faults
     this.injector = new SimFaultInjector(faults, new Random(seed), System::nanoTime);
-    this.routes = new SimRoutes(transport, ledger, traffic, injector);
+    this.routes = new SimRoutes(transport, ledger, traffic, injector, SimProtocol.V1_1);
   }
 
   /** Starts on {@code 127.0.0.1:port} (0 picks a free port) without faults. */
@@ -84,6 +84,19 @@ public final class SimProviderServer implements AutoCloseable {
 
   public void setFaults(SimFaults faults) {
     injector.setFaults(faults);
+  }
+
+  /** The protocol version the sim answers as: 1.1 from the start. */
+  public SimProtocol protocol() {
+    return routes.protocol();
+  }
+
+  /**
+   * Answers as {@code protocol} from now on ({@code PUT /admin/protocol}); what it stored under
+   * each key stays, as at a provider upgraded (or rolled back) in place.
+   */
+  public void setProtocol(SimProtocol protocol) {
+    routes.setProtocol(protocol);
   }
 
   /** Effects actually applied per idempotency key, as {@code GET /ledger} reports them. */

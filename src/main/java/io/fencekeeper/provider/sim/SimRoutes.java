@@ -8,14 +8,17 @@ import static io.fencekeeper.provider.sim.SimTransport.internalError;
 import static io.fencekeeper.provider.sim.SimTransport.respond;
 import static io.fencekeeper.provider.sim.SimTransport.rootMessage;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import io.fencekeeper.provider.EffectIdentity;
 import io.fencekeeper.provider.Plan;
 import io.fencekeeper.provider.Receipt;
 import io.fencekeeper.provider.http.HttpProtocol;
-import io.fencekeeper.provider.http.HttpProtocol.CleanupRequest;
 import io.fencekeeper.provider.http.HttpProtocol.ErrorBody;
 import io.fencekeeper.provider.sim.SimFaultInjector.CleanupFate;
 import java.io.IOException;
 import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -28,24 +31,54 @@ import org.apache.pekko.http.javadsl.model.RemoteAddress;
 import org.apache.pekko.http.javadsl.model.headers.RawHeader;
 
 /**
- * What the sim answers: the provider protocol's endpoints (docs/provider-protocol.md) with the
- * faults {@link SimFaultInjector} decides, {@code GET /ledger}, and the test control under {@code
- * /admin/} (loopback only).
+ * What the sim answers: the provider protocol's endpoints (docs/provider-protocol.md) in the order
+ * of checks it prescribes, with the faults {@link SimFaultInjector} decides, as a 1.1 or a 1.0
+ * server ({@link SimProtocol}); {@code GET /ledger}, and the test control under {@code /admin/}
+ * (loopback only).
  */
 final class SimRoutes {
+
+  static final String PROTOCOL_PATH = "/admin/protocol";
 
   private final SimTransport transport;
   private final SimLedger ledger;
   private final SimTraffic traffic;
   private final SimFaultInjector injector;
+  private volatile SimProtocol protocol;
 
   SimRoutes(
-      SimTransport transport, SimLedger ledger, SimTraffic traffic, SimFaultInjector injector) {
+      SimTransport transport,
+      SimLedger ledger,
+      SimTraffic traffic,
+      SimFaultInjector injector,
+      SimProtocol protocol) {
     this.transport = transport;
     this.ledger = ledger;
     this.traffic = traffic;
     this.injector = injector;
+    this.protocol = protocol;
   }
+
+  SimProtocol protocol() {
+    return protocol;
+  }
+
+  void setProtocol(SimProtocol protocol) {
+    this.protocol = protocol;
+  }
+
+  /** A request the protocol refuses before it is processed: its answer. */
+  private static final class Refusal extends RuntimeException {
+    final transient HttpResponse answer;
+
+    Refusal(int status, String code, String message) {
+      super(message, null, false, false);
+      this.answer = respond(status, ErrorBody.of(code, message));
+    }
+  }
+
+  /** The headers of a cleanup, read and checked; {@code deadline} is null when there is none. */
+  private record CleanupHeaders(String key, long token, Instant deadline) {}
 
   /**
    * One request: what it answers, or {@link SimTransport#HANG_UP}. A {@code /v1} request is in
@@ -55,10 +88,14 @@ final class SimRoutes {
    */
   CompletionStage<HttpResponse> handle(HttpRequest request) {
     String path = request.getUri().path();
-    Runnable end = path.startsWith("/v1/") ? traffic.begin() : null;
+    boolean providerCall = path.startsWith("/v1/");
+    SimProtocol speaking = protocol;
+    Runnable end = providerCall ? traffic.begin() : null;
     CompletionStage<HttpResponse> answer;
     try {
-      answer = route(request, path);
+      answer = route(request, path, speaking);
+    } catch (Refusal refusal) {
+      answer = done(refusal.answer);
     } catch (RuntimeException e) {
       answer = done(internalError(e));
     }
@@ -67,24 +104,31 @@ final class SimRoutes {
           if (end != null) {
             end.run();
           }
-          return failure != null ? internalError(failure) : response;
+          HttpResponse answered = failure != null ? internalError(failure) : response;
+          // a 1.1 server says so on every answer of the protocol (a hang-up has none to carry it)
+          return providerCall && speaking == SimProtocol.V1_1 && answered != HANG_UP
+              ? answered.addHeader(PROTOCOL_1_1)
+              : answered;
         });
   }
+
+  private static final RawHeader PROTOCOL_1_1 =
+      RawHeader.create(HttpProtocol.PROTOCOL, HttpProtocol.VERSION_1_1);
 
   void reset() {
     ledger.reset();
     traffic.reset();
   }
 
-  private CompletionStage<HttpResponse> route(HttpRequest request, String path) {
+  private CompletionStage<HttpResponse> route(
+      HttpRequest request, String path, SimProtocol speaking) {
     String method = request.method().value();
     if (path.equals(HttpProtocol.PLANS_PATH)) {
-      return requireMethod(method, "GET", () -> throttledThenDelayed(() -> onPlan(request)));
+      return requireMethod(method, "GET", () -> onPlan(request, speaking));
     } else if (path.equals(HttpProtocol.CLEANUPS_PATH)) {
-      return requireMethod(method, "POST", () -> onApply(request));
+      return requireMethod(method, "POST", () -> onApply(request, speaking));
     } else if (path.startsWith(HttpProtocol.CLEANUPS_PATH + "/")) {
-      String key = lookupKey(request);
-      return requireMethod(method, "GET", () -> throttledThenDelayed(() -> onLookup(key)));
+      return requireMethod(method, "GET", () -> onLookup(request, speaking));
     } else if (path.equals("/ledger")) {
       return requireMethod(method, "GET", () -> done(onLedger()));
     } else if (path.startsWith("/admin/") && !fromLoopback(request)) {
@@ -97,6 +141,11 @@ final class SimRoutes {
         return done(respond(200, injector.faults()));
       }
       return requireMethod(method, "PUT", () -> onPutFaults(request));
+    } else if (path.equals(PROTOCOL_PATH)) {
+      if (method.equals("GET")) {
+        return done(respond(200, Map.of("protocol", protocol.version())));
+      }
+      return requireMethod(method, "PUT", () -> onPutProtocol(request));
     } else if (path.equals("/admin/stats")) {
       return requireMethod(method, "GET", () -> done(onStats()));
     } else if (path.equals("/admin/reset")) {
@@ -123,7 +172,7 @@ final class SimRoutes {
     return done(
         respond(
             405,
-            ErrorBody.of("method_not_allowed", "use " + expected + " on this path"),
+            ErrorBody.of(HttpProtocol.METHOD_NOT_ALLOWED, "use " + expected + " on this path"),
             RawHeader.create("Allow", expected)));
   }
 
@@ -154,22 +203,29 @@ final class SimRoutes {
         .orElse(false);
   }
 
-  private HttpResponse onPlan(HttpRequest request) {
+  /**
+   * {@code GET /v1/plans}: (1) 400 for a request it cannot read, (2) 429, then the delay, a
+   * simulated failure at the error rate, and the plan.
+   */
+  private CompletionStage<HttpResponse> onPlan(HttpRequest request, SimProtocol speaking) {
+    checkProtocol(request, speaking);
     // percent-decoded, '+' as a space (as URLEncoder writes it), the last of a repeated name
     Map<String, String> query = request.getUri().query().toMap();
     String accountId = query.get("accountId");
     if (accountId == null || accountId.isBlank()) {
-      return respond(400, ErrorBody.of(HttpProtocol.BAD_REQUEST, "accountId is required"));
+      throw new Refusal(400, HttpProtocol.BAD_REQUEST, "accountId is required");
     }
-    return respond(
-        200,
+    Plan plan =
         planFor(
-            accountId, query.getOrDefault("cursor", ""), query.getOrDefault("businessDate", "")));
+            accountId, query.getOrDefault("cursor", ""), query.getOrDefault("businessDate", ""));
+    Plan answered = speaking == SimProtocol.V1_0 ? withoutCurrency(plan) : plan;
+    return throttledThenDelayed(() -> respond(200, answered));
   }
 
   /**
-   * Deterministic from the account alone, so every node and every retry sees the same plan: one
-   * account in ten (by String.hashCode, which the language specifies) has nothing to clean up.
+   * Deterministic from the item alone, so every node and every retry sees the same plan: one
+   * account in ten (by String.hashCode, which the language specifies) has nothing to clean up, and
+   * an account's residuals are in EUR or, for one account in four, in USD.
    */
   static Plan planFor(String accountId, String cursor, String businessDate) {
     if (Math.floorMod(accountId.hashCode(), 10) == 0) {
@@ -177,9 +233,11 @@ final class SimRoutes {
     }
     long amountMinor =
         1 + Math.floorMod((accountId + "/" + cursor + "/" + businessDate).hashCode(), 99_999);
+    String currency = Math.floorMod(accountId.hashCode(), 4) == 3 ? "USD" : "EUR";
     return Plan.action(
         "write-off-residual",
         amountMinor,
+        currency,
         "write off a residual of "
             + amountMinor
             + " minor units on "
@@ -188,13 +246,47 @@ final class SimRoutes {
             + cursor);
   }
 
-  private HttpResponse onLookup(String key) {
+  /** A 1.0 server's plan: the same, without the currency 1.0 does not know. */
+  private static Plan withoutCurrency(Plan plan) {
+    return new Plan(
+        plan.nothingToDo(), plan.action(), plan.amountMinor(), plan.description(), null);
+  }
+
+  /**
+   * {@code GET /v1/cleanups/{key}}: (1) 400 for a key of no or more than 255 characters, (2) 429,
+   * then the delay, a simulated failure at the error rate, and 200 with the effect or 404.
+   */
+  private CompletionStage<HttpResponse> onLookup(HttpRequest request, SimProtocol speaking) {
+    checkProtocol(request, speaking);
+    String key = lookupKey(request);
+    if (key.isEmpty() || key.length() > HttpProtocol.MAX_KEY_LENGTH) {
+      throw new Refusal(
+          400, HttpProtocol.BAD_REQUEST, "the key must be 1-255 characters (one path segment)");
+    }
+    return throttledThenDelayed(() -> lookedUp(key));
+  }
+
+  private HttpResponse lookedUp(String key) {
     Optional<Receipt> found = ledger.lookup(key);
     if (found.isPresent()) {
       return respond(200, found.get());
     }
     return respond(
         404, ErrorBody.of(HttpProtocol.NOT_FOUND, "no cleanup was applied under this key"));
+  }
+
+  /**
+   * As a 1.1 server: a request that names another major version than 1 is refused (a 1.x of any
+   * minor is served as 1.1). A 1.0 server does not know the header.
+   */
+  private static void checkProtocol(HttpRequest request, SimProtocol speaking) {
+    String version = header(request, HttpProtocol.PROTOCOL);
+    if (speaking == SimProtocol.V1_1 && HttpProtocol.minorVersion(version).isEmpty()) {
+      throw new Refusal(
+          400,
+          HttpProtocol.BAD_REQUEST,
+          HttpProtocol.PROTOCOL + " must name a version 1.x of the protocol");
+    }
   }
 
   private HttpResponse onLedger() {
@@ -216,6 +308,31 @@ final class SimRoutes {
     return respond(200, body);
   }
 
+  private CompletionStage<HttpResponse> onPutProtocol(HttpRequest request) {
+    return transport
+        .body(request)
+        .handle(
+            (bytes, failure) -> {
+              SimProtocol requested;
+              try {
+                JsonNode body = json().readTree(readable(bytes, failure));
+                requested =
+                    SimProtocol.parse(
+                        body != null && body.path("protocol").isTextual()
+                            ? body.get("protocol").asText()
+                            : null);
+              } catch (IOException | IllegalArgumentException e) {
+                return respond(
+                    400,
+                    ErrorBody.of(
+                        HttpProtocol.BAD_REQUEST,
+                        "invalid protocol: " + rootMessage(e) + " ({\"protocol\": \"1.0\"})"));
+              }
+              protocol = requested;
+              return respond(200, Map.of("protocol", requested.version()));
+            });
+  }
+
   private CompletionStage<HttpResponse> onPutFaults(HttpRequest request) {
     return transport
         .body(request)
@@ -234,39 +351,86 @@ final class SimRoutes {
             });
   }
 
-  private CompletionStage<HttpResponse> onApply(HttpRequest request) {
+  /**
+   * {@code POST /v1/cleanups} in the order of docs/provider-protocol.md, "Order of checks": (1) the
+   * request (415, the headers 400, the body 413, 408 or 400), (2) 429, then atomically for the key
+   * (3) the fencing check, (4) the key in flight, (5) the stored effect; then the delay, during
+   * which the key stays in flight, (6) the deadline, and (7) the effect: a simulated failure before
+   * or after applying, or applied and answered (or not answered). Every request is counted.
+   */
+  private CompletionStage<HttpResponse> onApply(HttpRequest request, SimProtocol speaking) {
     ledger.countRequest();
-    Optional<HttpResponse> throttled = throttled();
-    if (throttled.isPresent()) {
-      return done(throttled.get());
-    }
-    String key = header(request, HttpProtocol.IDEMPOTENCY_KEY);
-    if (key == null || key.isBlank() || key.length() > 255) {
-      return done(
-          respond(
-              400,
-              ErrorBody.of(
-                  HttpProtocol.BAD_REQUEST,
-                  "Idempotency-Key header is required (1-255 characters)")));
-    }
-    // a body that cannot be read is the same 400 as one that cannot be parsed
+    checkMediaType(request);
+    CleanupHeaders headers = cleanupHeaders(request, speaking);
+    // a body that cannot be read is refused like one that cannot be parsed, by why it failed
     return transport
         .body(request)
-        .handle((bytes, failure) -> admitted(request, key, bytes, failure))
+        .handle((bytes, failure) -> admitted(headers, bytes, failure, speaking))
         .thenCompose(answer -> answer);
   }
 
-  private CompletionStage<HttpResponse> admitted(
-      HttpRequest request, String key, byte[] bytes, Throwable bodyFailure) {
-    Long token;
-    CleanupRequest cleanup;
+  private static void checkMediaType(HttpRequest request) {
+    var contentType = request.entity().getContentType();
+    var mediaType = contentType.mediaType();
+    boolean json = mediaType.mainType().equals("application") && mediaType.subType().equals("json");
+    boolean utf8 =
+        contentType
+            .getCharsetOption()
+            .map(charset -> charset.nioCharset().equals(StandardCharsets.UTF_8))
+            .orElse(true);
+    if (!json || !utf8) {
+      throw new Refusal(
+          415,
+          HttpProtocol.UNSUPPORTED_MEDIA_TYPE,
+          "a cleanup's body is application/json in UTF-8");
+    }
+  }
+
+  private static CleanupHeaders cleanupHeaders(HttpRequest request, SimProtocol speaking) {
+    checkProtocol(request, speaking);
+    String key = header(request, HttpProtocol.IDEMPOTENCY_KEY);
+    if (key == null || key.isBlank() || key.length() > HttpProtocol.MAX_KEY_LENGTH) {
+      throw new Refusal(
+          400, HttpProtocol.BAD_REQUEST, "Idempotency-Key header is required (1-255 characters)");
+    }
+    String tokenHeader = header(request, HttpProtocol.FENCING_TOKEN);
+    long token;
     try {
-      String tokenHeader = header(request, HttpProtocol.FENCING_TOKEN);
-      token = tokenHeader == null ? null : Long.parseLong(tokenHeader.trim());
-      cleanup = json().readValue(readable(bytes, bodyFailure), CleanupRequest.class);
-      if (cleanup == null || cleanup.accountId() == null || cleanup.action() == null) {
-        throw new IllegalArgumentException("accountId and action are required");
+      if (tokenHeader == null || !tokenHeader.trim().matches("[0-9]{1,19}")) {
+        throw new NumberFormatException();
       }
+      token = Long.parseLong(tokenHeader.trim());
+    } catch (NumberFormatException e) {
+      throw new Refusal(
+          400,
+          HttpProtocol.BAD_REQUEST,
+          "invalid cleanup request: Fencing-Token must be a decimal number from 0 to 2^63-1");
+    }
+    Instant deadline = null;
+    String deadlineHeader = header(request, HttpProtocol.CLEANUP_DEADLINE);
+    if (speaking == SimProtocol.V1_1 && deadlineHeader != null) {
+      deadline =
+          HttpProtocol.parseDeadline(deadlineHeader)
+              .orElseThrow(
+                  () ->
+                      new Refusal(
+                          400,
+                          HttpProtocol.BAD_REQUEST,
+                          "invalid cleanup request: Cleanup-Deadline must be an RFC 3339 instant"
+                              + " in UTC (2026-11-30T01:02:13.004Z)"));
+    }
+    return new CleanupHeaders(key.trim(), token, deadline);
+  }
+
+  private CompletionStage<HttpResponse> admitted(
+      CleanupHeaders headers, byte[] bytes, Throwable bodyFailure, SimProtocol speaking) {
+    SimLedger.Request cleanup;
+    try {
+      cleanup = cleanupBody(readable(bytes, bodyFailure));
+    } catch (SimTransport.BodyTooLarge e) {
+      return done(respond(413, ErrorBody.of(HttpProtocol.PAYLOAD_TOO_LARGE, rootMessage(e))));
+    } catch (SimTransport.BodyTooSlow e) {
+      return done(respond(408, ErrorBody.of(HttpProtocol.REQUEST_TIMEOUT, rootMessage(e))));
     } catch (IOException | IllegalArgumentException e) {
       return done(
           respond(
@@ -274,20 +438,78 @@ final class SimRoutes {
               ErrorBody.of(
                   HttpProtocol.BAD_REQUEST, "invalid cleanup request: " + rootMessage(e))));
     }
+    Optional<HttpResponse> throttled = throttled();
+    if (throttled.isPresent()) {
+      return done(throttled.get());
+    }
     SimFaults current = injector.faults();
-    SimLedger.Admission admission = ledger.admit(key, token, cleanup, current);
+    SimLedger.Admission admission =
+        ledger.admit(headers.key(), headers.token(), cleanup, current, speaking);
     // the key stays in flight through the delay, which is what makes a concurrent repeat a 409
-    return afterDelay(current, () -> finishApply(key, cleanup, admission, current));
+    return afterDelay(current, () -> finishApply(headers, cleanup, admission, current));
+  }
+
+  /**
+   * The body's fields as 1.1 requires them: {@code itemId} and {@code action} (text), {@code
+   * amountMinor} (a whole number), and {@code currency} when present (ISO 4217); any other field is
+   * the caller's business and ignored, but kept for a 1.0 server's whole-body comparison.
+   */
+  static SimLedger.Request cleanupBody(byte[] bytes) throws IOException {
+    JsonNode body = json().readTree(bytes);
+    if (body == null || !body.isObject()) {
+      throw new IllegalArgumentException("the body must be a JSON object");
+    }
+    JsonNode itemId = body.path("itemId");
+    JsonNode action = body.path("action");
+    JsonNode amount = body.path("amountMinor");
+    if (!itemId.isTextual()
+        || itemId.asText().isEmpty()
+        || !action.isTextual()
+        || action.asText().isEmpty()
+        || !amount.isIntegralNumber()
+        || !amount.canConvertToLong()) {
+      throw new IllegalArgumentException(
+          "itemId and action (text) and amountMinor (a whole number) are required");
+    }
+    JsonNode currency = body.path("currency");
+    if (!currency.isMissingNode()
+        && !currency.isNull()
+        && !(currency.isTextual() && Plan.isCurrency(currency.asText()))) {
+      throw new IllegalArgumentException(
+          "currency must be an ISO 4217 code of three upper-case letters");
+    }
+    return new SimLedger.Request(
+        new EffectIdentity(
+            itemId.asText(),
+            action.asText(),
+            amount.asLong(),
+            currency.isTextual() ? currency.asText() : null),
+        body);
   }
 
   private CompletionStage<HttpResponse> finishApply(
-      String key, CleanupRequest request, SimLedger.Admission admission, SimFaults current) {
+      CleanupHeaders headers,
+      SimLedger.Request request,
+      SimLedger.Admission admission,
+      SimFaults current) {
     if (admission instanceof SimLedger.Admission.Refused refused) {
       return done(respond(refused.status(), refused.body()));
     }
     if (admission instanceof SimLedger.Admission.Replay replay) {
       return done(
           respond(200, replay.first(), RawHeader.create(HttpProtocol.IDEMPOTENT_REPLAYED, "true")));
+    }
+    String key = headers.key();
+    if (headers.deadline() != null && !Instant.now().isBefore(headers.deadline())) {
+      // step 6: nothing is applied at or after the deadline by the sim's clock
+      ledger.abandon(key);
+      return done(
+          respond(
+              409,
+              ErrorBody.of(
+                  HttpProtocol.DEADLINE_PASSED,
+                  "the Cleanup-Deadline passed before the cleanup could commit; nothing was"
+                      + " applied")));
     }
     CleanupFate fate = injector.cleanupFate(current);
     if (fate instanceof CleanupFate.Failed failed) {
@@ -344,7 +566,7 @@ final class SimRoutes {
   }
 
   private static HttpResponse simulatedFailure() {
-    return respond(503, ErrorBody.of(HttpProtocol.INTERNAL_ERROR, "simulated provider failure"));
+    return respond(503, ErrorBody.of(HttpProtocol.UNAVAILABLE, "simulated provider failure"));
   }
 
   /** The body's bytes, or the reason they could not be read as an {@link IOException}. */

@@ -235,10 +235,25 @@ final class SimTransport implements AutoCloseable {
     return answer;
   }
 
+  /** A body over {@link #MAX_BODY_BYTES}: 413 {@code payload_too_large}. */
+  static final class BodyTooLarge extends IOException {
+    BodyTooLarge() {
+      super("request body exceeds " + MAX_BODY_BYTES + " bytes");
+    }
+  }
+
+  /** A body that did not arrive within {@link #BODY_WAIT}: 408 {@code request_timeout}. */
+  static final class BodyTooSlow extends IOException {
+    BodyTooSlow() {
+      super("request body did not arrive within " + BODY_WAIT.toSeconds() + " s");
+    }
+  }
+
   /**
    * The request's body, at most {@link #MAX_BODY_BYTES}: at once when it came with the headers,
    * otherwise read within {@link #BODY_WAIT} and continued on the dispatcher. It fails with an
-   * {@link IOException} when it cannot be had.
+   * {@link IOException} when it cannot be had ({@link BodyTooLarge}, {@link BodyTooSlow}, or cut
+   * off).
    */
   CompletionStage<byte[]> body(HttpRequest request) {
     HttpEntity entity = request.entity();
@@ -260,6 +275,8 @@ final class SimTransport implements AutoCloseable {
                 bytes.complete(strict.getData().toArray());
               } else if (isSizeLimit(failure)) {
                 bytes.completeExceptionally(tooLarge());
+              } else if (causedBy(failure, TimeoutException.class)) {
+                bytes.completeExceptionally(new BodyTooSlow());
               } else {
                 bytes.completeExceptionally(
                     new IOException("request body could not be read: " + failure.getMessage()));
@@ -269,9 +286,26 @@ final class SimTransport implements AutoCloseable {
     return bytes;
   }
 
+  /**
+   * The limit, as toStrict reports it for a body announced too large ({@link
+   * EntityStreamSizeException}) or one that grows past it while it streams in (the server layer's
+   * "Request too large", an entity stream error of another type).
+   */
   private static boolean isSizeLimit(Throwable failure) {
+    if (causedBy(failure, EntityStreamSizeException.class)) {
+      return true;
+    }
     for (Throwable t = failure; t != null; t = t.getCause()) {
-      if (t instanceof EntityStreamSizeException) {
+      if (t.getMessage() != null && t.getMessage().startsWith("Request too large")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static boolean causedBy(Throwable failure, Class<? extends Throwable> type) {
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      if (type.isInstance(t)) {
         return true;
       }
     }
@@ -279,7 +313,7 @@ final class SimTransport implements AutoCloseable {
   }
 
   private static IOException tooLarge() {
-    return new IOException("request body exceeds " + MAX_BODY_BYTES + " bytes");
+    return new BodyTooLarge();
   }
 
   static CompletionStage<HttpResponse> done(HttpResponse response) {

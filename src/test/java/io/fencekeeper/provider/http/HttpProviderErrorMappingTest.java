@@ -1,6 +1,7 @@
 package io.fencekeeper.provider.http;
 
 import static io.fencekeeper.provider.ProviderTestSupport.awaitCondition;
+import static io.fencekeeper.provider.ProviderTestSupport.cleanup;
 import static io.fencekeeper.provider.ProviderTestSupport.failure;
 import static io.fencekeeper.provider.ProviderTestSupport.item;
 import static io.fencekeeper.provider.ProviderTestSupport.ledger;
@@ -38,7 +39,8 @@ class HttpProviderErrorMappingTest extends SimOverHttpTest {
     sim.setFaults(SimFaults.NONE.withTimeoutAfterAccept(1.0, 0));
     ItemId item = item("a-1");
 
-    ProviderError error = failure(provider.apply(item, writeOff(100), item.idempotencyKey(), 1));
+    ProviderError error =
+        failure(provider.apply(cleanup(item, writeOff(100), item.idempotencyKey(), 1)));
 
     assertInstanceOf(ProviderError.Ambiguous.class, error);
     // it was applied, and reconciliation can prove it
@@ -53,7 +55,8 @@ class HttpProviderErrorMappingTest extends SimOverHttpTest {
     try (HttpProvider impatient =
         HttpProvider.create(sim.baseUrl(), Duration.ofSeconds(2), Duration.ofMillis(300))) {
 
-      ProviderError error = failure(impatient.apply(item, writeOff(100), item.idempotencyKey(), 1));
+      ProviderError error =
+          failure(impatient.apply(cleanup(item, writeOff(100), item.idempotencyKey(), 1)));
 
       assertInstanceOf(ProviderError.Ambiguous.class, error);
       assertEquals(Map.of(item.idempotencyKey(), 1), sim.effects());
@@ -66,7 +69,8 @@ class HttpProviderErrorMappingTest extends SimOverHttpTest {
     ItemId item = item("a-3");
     result(provider.plan(item));
 
-    ProviderError error = failure(provider.apply(item, writeOff(100), item.idempotencyKey(), 1));
+    ProviderError error =
+        failure(provider.apply(cleanup(item, writeOff(100), item.idempotencyKey(), 1)));
 
     Duration retryAfter = assertInstanceOf(ProviderError.Throttled.class, error).retryAfter();
     // Retry-After-Ms gives sub-second precision: the next token is due within 2 s at 0.5/s
@@ -79,13 +83,15 @@ class HttpProviderErrorMappingTest extends SimOverHttpTest {
   void concurrentRequestWithSameKeyIsTransientKeyInUseNotASecondEffect() {
     sim.setFaults(SimFaults.NONE.withLatency(800, 0));
     ItemId item = item("a-4");
-    CompletionStage<Receipt> first = provider.apply(item, writeOff(100), item.idempotencyKey(), 1);
+    CompletionStage<Receipt> first =
+        provider.apply(cleanup(item, writeOff(100), item.idempotencyKey(), 1));
     awaitCondition(
         Duration.ofSeconds(5),
         () -> sim.inFlight(item.idempotencyKey()),
         "the first request is in flight");
 
-    ProviderError second = failure(provider.apply(item, writeOff(100), item.idempotencyKey(), 1));
+    ProviderError second =
+        failure(provider.apply(cleanup(item, writeOff(100), item.idempotencyKey(), 1)));
 
     assertInstanceOf(ProviderError.Transient.class, second);
     assertTrue(second.message().contains(HttpProtocol.KEY_IN_USE), second.message());
@@ -96,9 +102,10 @@ class HttpProviderErrorMappingTest extends SimOverHttpTest {
   @Test
   void lowerFencingTokenThanSeenIsStaleTokenNotRetry() {
     ItemId item = item("a-5");
-    result(provider.apply(item, writeOff(100), item.idempotencyKey(), 5));
+    result(provider.apply(cleanup(item, writeOff(100), item.idempotencyKey(), 5)));
 
-    ProviderError error = failure(provider.apply(item, writeOff(100), item.idempotencyKey(), 3));
+    ProviderError error =
+        failure(provider.apply(cleanup(item, writeOff(100), item.idempotencyKey(), 3)));
 
     assertEquals(new ProviderError.StaleToken(3, 5), error);
     assertEquals(Map.of(item.idempotencyKey(), 1), sim.effects());
@@ -107,9 +114,10 @@ class HttpProviderErrorMappingTest extends SimOverHttpTest {
   @Test
   void sameKeyWithDifferentBodyIsPermanentNotApplied() {
     ItemId item = item("a-6");
-    result(provider.apply(item, writeOff(100), item.idempotencyKey(), 1));
+    result(provider.apply(cleanup(item, writeOff(100), item.idempotencyKey(), 1)));
 
-    ProviderError error = failure(provider.apply(item, writeOff(999), item.idempotencyKey(), 1));
+    ProviderError error =
+        failure(provider.apply(cleanup(item, writeOff(999), item.idempotencyKey(), 1)));
 
     assertInstanceOf(ProviderError.Permanent.class, error);
     assertTrue(error.message().contains("422"), error.message());
@@ -122,7 +130,8 @@ class HttpProviderErrorMappingTest extends SimOverHttpTest {
     sim.setFaults(SimFaults.NONE.withErrorRate(1.0));
     ItemId item = item("a-7");
 
-    ProviderError error = failure(provider.apply(item, writeOff(100), item.idempotencyKey(), 1));
+    ProviderError error =
+        failure(provider.apply(cleanup(item, writeOff(100), item.idempotencyKey(), 1)));
 
     assertInstanceOf(ProviderError.Ambiguous.class, error);
     assertTrue(error.message().contains("503"), error.message());
@@ -152,7 +161,7 @@ class HttpProviderErrorMappingTest extends SimOverHttpTest {
             Duration.ofSeconds(2))) {
 
       ProviderError error =
-          failure(unreachable.apply(item, writeOff(100), item.idempotencyKey(), 1));
+          failure(unreachable.apply(cleanup(item, writeOff(100), item.idempotencyKey(), 1)));
 
       assertInstanceOf(ProviderError.Transient.class, error);
     }

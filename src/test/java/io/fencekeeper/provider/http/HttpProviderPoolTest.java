@@ -1,5 +1,6 @@
 package io.fencekeeper.provider.http;
 
+import static io.fencekeeper.provider.ProviderTestSupport.cleanup;
 import static io.fencekeeper.provider.ProviderTestSupport.failure;
 import static io.fencekeeper.provider.ProviderTestSupport.item;
 import static io.fencekeeper.provider.ProviderTestSupport.result;
@@ -60,7 +61,8 @@ class HttpProviderPoolTest {
             HttpProvider.create(huge.baseUrl(), CONNECT, Duration.ofSeconds(5))) {
       ItemId item = item("a-huge");
 
-      ProviderError apply = failure(provider.apply(item, writeOff(1), item.idempotencyKey(), 1));
+      ProviderError apply =
+          failure(provider.apply(cleanup(item, writeOff(1), item.idempotencyKey(), 1)));
       ProviderError plan = failure(provider.plan(item));
 
       // accepted, but the answer cannot be read: only a lookup can tell
@@ -104,7 +106,8 @@ class HttpProviderPoolTest {
             HttpProvider.create(proxy.baseUrl(), CONNECT, Duration.ofSeconds(5))) {
       ItemId item = item("a-proxy");
 
-      ProviderError apply = failure(provider.apply(item, writeOff(1), item.idempotencyKey(), 1));
+      ProviderError apply =
+          failure(provider.apply(cleanup(item, writeOff(1), item.idempotencyKey(), 1)));
       ProviderError plan = failure(provider.plan(item));
 
       assertInstanceOf(ProviderError.Ambiguous.class, apply);
@@ -126,7 +129,8 @@ class HttpProviderPoolTest {
       ItemId item = item("a-silent");
 
       long start = System.nanoTime();
-      ProviderError apply = failure(provider.apply(item, writeOff(1), item.idempotencyKey(), 1));
+      ProviderError apply =
+          failure(provider.apply(cleanup(item, writeOff(1), item.idempotencyKey(), 1)));
       Duration applyTook = Duration.ofNanos(System.nanoTime() - start);
       start = System.nanoTime();
       ProviderError plan = failure(provider.plan(item));
@@ -151,7 +155,8 @@ class HttpProviderPoolTest {
     ItemId item = item("a-refused");
     try (HttpProvider provider = HttpProvider.create(gone, CONNECT, Duration.ofSeconds(2))) {
 
-      ProviderError apply = failure(provider.apply(item, writeOff(1), item.idempotencyKey(), 1));
+      ProviderError apply =
+          failure(provider.apply(cleanup(item, writeOff(1), item.idempotencyKey(), 1)));
       ProviderError lookup = failure(provider.lookup(item, item.idempotencyKey()));
 
       assertInstanceOf(ProviderError.Transient.class, apply);
@@ -173,7 +178,8 @@ class HttpProviderPoolTest {
         applies.add(
             provider
                 .plan(item)
-                .thenCompose(plan -> provider.apply(item, writeOff(1), item.idempotencyKey(), 1))
+                .thenCompose(
+                    plan -> provider.apply(cleanup(item, writeOff(1), item.idempotencyKey(), 1)))
                 .toCompletableFuture());
       }
       for (CompletableFuture<Receipt> apply : applies) {
@@ -251,7 +257,7 @@ class HttpProviderPoolTest {
               .get(15, TimeUnit.SECONDS);
       String applyThread =
           provider
-              .apply(item, writeOff(1), item.idempotencyKey(), 1)
+              .apply(cleanup(item, writeOff(1), item.idempotencyKey(), 1))
               .thenApply(receipt -> Thread.currentThread().getName())
               .toCompletableFuture()
               .get(15, TimeUnit.SECONDS);

@@ -39,7 +39,7 @@ class ProviderAnswersTest {
         body == null ? "a body that did not arrive within the request timeout" : null,
         retryAfter,
         retryAfterMs,
-        false,
+        "1.1",
         7);
   }
 

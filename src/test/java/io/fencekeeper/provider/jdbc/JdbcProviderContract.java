@@ -1,5 +1,6 @@
 package io.fencekeeper.provider.jdbc;
 
+import static io.fencekeeper.provider.ProviderTestSupport.cleanup;
 import static io.fencekeeper.provider.ProviderTestSupport.failure;
 import static io.fencekeeper.provider.ProviderTestSupport.item;
 import static io.fencekeeper.provider.ProviderTestSupport.result;
@@ -99,11 +100,13 @@ abstract class JdbcProviderContract {
   @Test
   void staleTokenCannotWriteEvenWhenCalledDirectly() throws SQLException {
     ItemId item = item("a-1");
-    result(provider.apply(item, writeOff(100), item.idempotencyKey(), 5));
+    result(provider.apply(cleanup(item, writeOff(100), item.idempotencyKey(), 5)));
 
-    ProviderError sameKey = failure(provider.apply(item, writeOff(100), item.idempotencyKey(), 4));
+    ProviderError sameKey =
+        failure(provider.apply(cleanup(item, writeOff(100), item.idempotencyKey(), 4)));
     // the fence is per item, not per key: even a caller with another key cannot slip past it
-    ProviderError otherKey = failure(provider.apply(item, writeOff(100), "another-key", 4));
+    ProviderError otherKey =
+        failure(provider.apply(cleanup(item, writeOff(100), "another-key", 4)));
 
     assertEquals(new ProviderError.StaleToken(4, 5), sameKey);
     assertEquals(new ProviderError.StaleToken(4, 5), otherKey);
@@ -115,10 +118,11 @@ abstract class JdbcProviderContract {
   void repeatedApplyWithTheSameKeyAppliesOnce() throws SQLException {
     ItemId item = item("a-2");
 
-    Receipt first = result(provider.apply(item, writeOff(100), item.idempotencyKey(), 1));
-    Receipt retry = result(provider.apply(item, writeOff(100), item.idempotencyKey(), 1));
+    Receipt first = result(provider.apply(cleanup(item, writeOff(100), item.idempotencyKey(), 1)));
+    Receipt retry = result(provider.apply(cleanup(item, writeOff(100), item.idempotencyKey(), 1)));
     // a newer claim after an ambiguous attempt gets the first result back, not a second effect
-    Receipt newerClaim = result(provider.apply(item, writeOff(100), item.idempotencyKey(), 2));
+    Receipt newerClaim =
+        result(provider.apply(cleanup(item, writeOff(100), item.idempotencyKey(), 2)));
 
     assertEquals(Receipt.APPLIED, first.status());
     assertEquals(first.asReplay(), retry);
@@ -132,21 +136,31 @@ abstract class JdbcProviderContract {
     ItemId item = item("a-3");
     assertTrue(result(provider.lookup(item, item.idempotencyKey())).isEmpty());
 
-    Receipt applied = result(provider.apply(item, writeOff(100), item.idempotencyKey(), 1));
+    Receipt applied =
+        result(provider.apply(cleanup(item, writeOff(100), item.idempotencyKey(), 1)));
 
     assertEquals(applied, result(provider.lookup(item, item.idempotencyKey())).orElseThrow());
   }
 
+  /**
+   * The effect runs after a savepoint: its failure rolls back to it, and the fence the request
+   * raised is committed on its own (docs/provider-protocol.md, "Fencing").
+   */
   @Test
-  void failedEffectStatementLeavesNoRecordAndNoFence() throws SQLException {
+  void failedEffectStatementLeavesNoRecordButKeepsTheRaisedFence() throws SQLException {
     ItemId item = item("a-4");
 
-    ProviderError refused = failure(provider.apply(item, writeOff(-1), item.idempotencyKey(), 9));
+    ProviderError refused =
+        failure(provider.apply(cleanup(item, writeOff(-1), item.idempotencyKey(), 9)));
 
     assertInstanceOf(ProviderError.Permanent.class, refused);
     assertTrue(result(provider.lookup(item, item.idempotencyKey())).isEmpty());
     assertEquals(0, effectsApplied(item));
-    assertEquals(-1, fenceToken(item), "the fence rolled back with the effect");
+    assertEquals(9, fenceToken(item), "the mark stays raised");
+    assertEquals(
+        new ProviderError.StaleToken(8, 9),
+        failure(provider.apply(cleanup(item, writeOff(100), item.idempotencyKey(), 8))),
+        "a lower token is refused by the mark the failed request left");
   }
 
   @Test
@@ -154,7 +168,7 @@ abstract class JdbcProviderContract {
     ItemId item = item("a-5");
     List<CompletionStage<Receipt>> attempts = new ArrayList<>();
     for (int i = 0; i < 8; i++) {
-      attempts.add(provider.apply(item, writeOff(100), item.idempotencyKey(), 1));
+      attempts.add(provider.apply(cleanup(item, writeOff(100), item.idempotencyKey(), 1)));
     }
     int applied = 0;
     for (CompletionStage<Receipt> attempt : attempts) {

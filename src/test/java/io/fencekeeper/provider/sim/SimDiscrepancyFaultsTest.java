@@ -1,5 +1,6 @@
 package io.fencekeeper.provider.sim;
 
+import static io.fencekeeper.provider.ProviderTestSupport.cleanup;
 import static io.fencekeeper.provider.ProviderTestSupport.effectsPerKey;
 import static io.fencekeeper.provider.ProviderTestSupport.failure;
 import static io.fencekeeper.provider.ProviderTestSupport.item;
@@ -46,7 +47,7 @@ class SimDiscrepancyFaultsTest extends SimOverHttpTest {
   @Test
   void aLostEffectIsNoLongerFoundNorCounted() throws Exception {
     ItemId item = item("lost-1");
-    result(provider.apply(item, writeOff(10), item.idempotencyKey(), 1));
+    result(provider.apply(cleanup(item, writeOff(10), item.idempotencyKey(), 1)));
 
     HttpResponse<String> lost = admin("DELETE", item.idempotencyKey());
 
@@ -59,7 +60,7 @@ class SimDiscrepancyFaultsTest extends SimOverHttpTest {
   @Test
   void aForeignWriteIsWhatALookupFindsAndARepeatOfTheOriginalCleanupIsRefused() throws Exception {
     ItemId item = item("foreign-1");
-    Receipt ours = result(provider.apply(item, writeOff(10), item.idempotencyKey(), 1));
+    Receipt ours = result(provider.apply(cleanup(item, writeOff(10), item.idempotencyKey(), 1)));
 
     HttpResponse<String> written = admin("POST", item.idempotencyKey());
 
@@ -72,7 +73,7 @@ class SimDiscrepancyFaultsTest extends SimOverHttpTest {
     // the key now holds someone else's cleanup: the same request is no longer a replay
     assertInstanceOf(
         ProviderError.Permanent.class,
-        failure(provider.apply(item, writeOff(10), item.idempotencyKey(), 2)));
+        failure(provider.apply(cleanup(item, writeOff(10), item.idempotencyKey(), 2))));
   }
 
   @Test

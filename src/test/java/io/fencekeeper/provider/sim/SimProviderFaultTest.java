@@ -1,5 +1,6 @@
 package io.fencekeeper.provider.sim;
 
+import static io.fencekeeper.provider.ProviderTestSupport.cleanup;
 import static io.fencekeeper.provider.ProviderTestSupport.failure;
 import static io.fencekeeper.provider.ProviderTestSupport.item;
 import static io.fencekeeper.provider.ProviderTestSupport.raw;
@@ -39,7 +40,8 @@ class SimProviderFaultTest extends SimOverHttpTest {
 
     long planMillis = millisOf(() -> result(provider.plan(item)));
     long applyMillis =
-        millisOf(() -> result(provider.apply(item, writeOff(1), item.idempotencyKey(), 1)));
+        millisOf(
+            () -> result(provider.apply(cleanup(item, writeOff(1), item.idempotencyKey(), 1))));
 
     assertTrue(planMillis >= 250, "plan answered after " + planMillis + " ms");
     assertTrue(applyMillis >= 250, "apply answered after " + applyMillis + " ms");
@@ -66,7 +68,8 @@ class SimProviderFaultTest extends SimOverHttpTest {
     sim.setFaults(SimFaults.NONE.withTimeoutAfterAccept(1.0, 0));
     ItemId item = item("a-3");
 
-    ProviderError first = failure(provider.apply(item, writeOff(1), item.idempotencyKey(), 1));
+    ProviderError first =
+        failure(provider.apply(cleanup(item, writeOff(1), item.idempotencyKey(), 1)));
     // the worker reconciles, finds it, and must not apply again
     Receipt found = result(provider.lookup(item, item.idempotencyKey())).orElseThrow();
 
@@ -100,7 +103,7 @@ class SimProviderFaultTest extends SimOverHttpTest {
       keys.add(item.idempotencyKey());
       assertInstanceOf(
           ProviderError.Ambiguous.class,
-          failure(provider.apply(item, writeOff(1), item.idempotencyKey(), 1)));
+          failure(provider.apply(cleanup(item, writeOff(1), item.idempotencyKey(), 1))));
     }
     sim.setFaults(SimFaults.NONE);
 
@@ -122,8 +125,8 @@ class SimProviderFaultTest extends SimOverHttpTest {
     sim.setFaults(SimFaults.NONE.withNonIdempotent(true));
     ItemId item = item("a-6");
 
-    Receipt first = result(provider.apply(item, writeOff(1), item.idempotencyKey(), 1));
-    Receipt second = result(provider.apply(item, writeOff(1), item.idempotencyKey(), 2));
+    Receipt first = result(provider.apply(cleanup(item, writeOff(1), item.idempotencyKey(), 1)));
+    Receipt second = result(provider.apply(cleanup(item, writeOff(1), item.idempotencyKey(), 2)));
 
     assertEquals(Receipt.APPLIED, second.status());
     assertNotEquals(first.effectId(), second.effectId());
@@ -137,9 +140,9 @@ class SimProviderFaultTest extends SimOverHttpTest {
   void ignoreFencingLetsAStaleTokenThrough() {
     sim.setFaults(SimFaults.NONE.withIgnoreFencing(true));
     ItemId item = item("a-7");
-    result(provider.apply(item, writeOff(1), item.idempotencyKey(), 5));
+    result(provider.apply(cleanup(item, writeOff(1), item.idempotencyKey(), 5)));
 
-    Receipt stale = result(provider.apply(item, writeOff(1), item.idempotencyKey(), 3));
+    Receipt stale = result(provider.apply(cleanup(item, writeOff(1), item.idempotencyKey(), 3)));
 
     // without fencing only idempotency stands between a stale worker and the provider
     assertEquals(Receipt.REPLAYED, stale.status());

@@ -1,5 +1,6 @@
 package io.fencekeeper.provider.sim;
 
+import static io.fencekeeper.provider.ProviderTestSupport.cleanup;
 import static io.fencekeeper.provider.ProviderTestSupport.item;
 import static io.fencekeeper.provider.ProviderTestSupport.ledger;
 import static io.fencekeeper.provider.ProviderTestSupport.raw;
@@ -34,8 +35,8 @@ class SimProviderLedgerTest extends SimOverHttpTest {
   void repeatedKeyIsReplayedNotAppliedTwice() {
     ItemId item = item("a-1");
 
-    Receipt first = result(provider.apply(item, writeOff(100), item.idempotencyKey(), 1));
-    Receipt repeat = result(provider.apply(item, writeOff(100), item.idempotencyKey(), 2));
+    Receipt first = result(provider.apply(cleanup(item, writeOff(100), item.idempotencyKey(), 1)));
+    Receipt repeat = result(provider.apply(cleanup(item, writeOff(100), item.idempotencyKey(), 2)));
 
     assertEquals(Receipt.APPLIED, first.status());
     assertEquals(Receipt.REPLAYED, repeat.status());
@@ -50,9 +51,9 @@ class SimProviderLedgerTest extends SimOverHttpTest {
   void ledgerAnswersExactlyEffectsPerKeyAndRequestCount() {
     ItemId one = item("a-2");
     ItemId two = item("a-3");
-    result(provider.apply(one, writeOff(1), one.idempotencyKey(), 1));
-    result(provider.apply(two, writeOff(1), two.idempotencyKey(), 1));
-    result(provider.apply(two, writeOff(1), two.idempotencyKey(), 1));
+    result(provider.apply(cleanup(one, writeOff(1), one.idempotencyKey(), 1)));
+    result(provider.apply(cleanup(two, writeOff(1), two.idempotencyKey(), 1)));
+    result(provider.apply(cleanup(two, writeOff(1), two.idempotencyKey(), 1)));
 
     JsonNode ledger = ledger(sim.baseUrl());
 
@@ -107,7 +108,7 @@ class SimProviderLedgerTest extends SimOverHttpTest {
   @Test
   void resetClearsTheLedgerBetweenRuns() {
     ItemId item = item("a-4");
-    result(provider.apply(item, writeOff(1), item.idempotencyKey(), 1));
+    result(provider.apply(cleanup(item, writeOff(1), item.idempotencyKey(), 1)));
 
     assertEquals(204, raw(sim.baseUrl(), "POST", "/admin/reset", null).statusCode());
 

@@ -74,7 +74,8 @@ class SimProviderServerTest {
     HttpResponse<String> noAccount = raw(sim.baseUrl(), "GET", "/v1/plans?cursor=c-1", null);
     HttpResponse<String> unknownKey = raw(sim.baseUrl(), "GET", "/v1/cleanups/fk-none", null);
 
-    assertTrue(tooBig.text().startsWith("HTTP/1.1 400"), tooBig.text());
+    assertTrue(tooBig.text().startsWith("HTTP/1.1 413"), tooBig.text());
+    assertTrue(tooBig.text().contains("\"error\":\"payload_too_large\""), tooBig.text());
     assertTrue(tooBig.text().contains("request body exceeds 65536 bytes"), tooBig.text());
     assertEquals(405, wrongMethod.statusCode());
     assertEquals("POST", wrongMethod.headers().firstValue("Allow").orElseThrow());
@@ -97,7 +98,7 @@ class SimProviderServerTest {
   void aBodyAnnouncedTooLargeIsRefusedBeforeItArrives() throws Exception {
     Reply tooBig = post("fk-announced", 70_000, new byte[0]);
 
-    assertTrue(tooBig.text().startsWith("HTTP/1.1 400"), tooBig.text());
+    assertTrue(tooBig.text().startsWith("HTTP/1.1 413"), tooBig.text());
     assertTrue(tooBig.text().contains("request body exceeds 65536 bytes"), tooBig.text());
     assertEquals(java.util.Map.of(), sim.effects());
   }

@@ -124,14 +124,36 @@ class SimRoutesTest {
   void aCleanupThatCannotBeReadIsABadRequestThatLeavesItsKeyFree() {
     HttpResponse<String> badToken = apply("fk-bad", "seven", SimConnection.CLEANUP);
     HttpResponse<String> badJson = apply("fk-bad", "1", "{\"accountId\":");
-    HttpResponse<String> noAction = apply("fk-bad", "1", "{\"accountId\":\"a-1\"}");
-    HttpResponse<String> noAccount = apply("fk-bad", "1", "{\"action\":\"write-off-residual\"}");
+    HttpResponse<String> noAction = apply("fk-bad", "1", "{\"itemId\":\"i\",\"amountMinor\":1}");
+    HttpResponse<String> noItem =
+        apply("fk-bad", "1", "{\"action\":\"write-off-residual\",\"amountMinor\":1}");
+    HttpResponse<String> textAmount =
+        apply("fk-bad", "1", "{\"itemId\":\"i\",\"action\":\"a\",\"amountMinor\":\"1\"}");
+    HttpResponse<String> lowerCurrency =
+        apply(
+            "fk-bad",
+            "1",
+            "{\"itemId\":\"i\",\"action\":\"a\",\"amountMinor\":1,\"currency\":\"eur\"}");
+    HttpResponse<String> negativeToken = apply("fk-bad", "-1", SimConnection.CLEANUP);
+    HttpResponse<String> notAnObject = apply("fk-bad", "1", "[1]");
 
-    for (HttpResponse<String> refused : List.of(badToken, badJson, noAction, noAccount)) {
+    for (HttpResponse<String> refused :
+        List.of(
+            badToken,
+            badJson,
+            noAction,
+            noItem,
+            textAmount,
+            lowerCurrency,
+            negativeToken,
+            notAnObject)) {
       assertEquals(400, refused.statusCode(), refused.body());
       assertTrue(refused.body().contains("invalid cleanup request"), refused.body());
     }
-    assertTrue(noAction.body().contains("accountId and action are required"), noAction.body());
+    assertTrue(
+        noAction.body().contains("itemId and action (text) and amountMinor (a whole number)"),
+        noAction.body());
+    assertTrue(lowerCurrency.body().contains("ISO 4217"), lowerCurrency.body());
     assertEquals(Map.of(), sim.effects());
     assertEquals(201, apply("fk-bad", 1).statusCode(), "not key_in_use: nothing held the key");
   }
@@ -325,7 +347,6 @@ class SimRoutesTest {
 
   private static HttpRequest cleanupRequest(URI base, String key, String token, String body) {
     return request(base, "POST", HttpProtocol.CLEANUPS_PATH, body)
-        .header("Content-Type", "application/json")
         .header(HttpProtocol.IDEMPOTENCY_KEY, key)
         .header(HttpProtocol.FENCING_TOKEN, token)
         .build();
@@ -340,13 +361,15 @@ class SimRoutesTest {
   }
 
   private static HttpRequest.Builder request(URI base, String method, String path, String body) {
-    return HttpRequest.newBuilder(base.resolve(path))
-        .timeout(DEADLINE)
-        .method(
-            method,
-            body == null
-                ? HttpRequest.BodyPublishers.noBody()
-                : HttpRequest.BodyPublishers.ofString(body));
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(base.resolve(path))
+            .timeout(DEADLINE)
+            .method(
+                method,
+                body == null
+                    ? HttpRequest.BodyPublishers.noBody()
+                    : HttpRequest.BodyPublishers.ofString(body));
+    return body == null ? request : request.header("Content-Type", "application/json");
   }
 
   private static HttpResponse<String> send(HttpRequest request) {

@@ -129,7 +129,7 @@ class SimTransportTest {
     Answer over = connection.send(cleanup("fk-over", cleanupOf(LIMIT + 1))).next().orElseThrow();
 
     assertEquals(201, exact.status(), exact.body());
-    assertEquals(400, over.status());
+    assertEquals(413, over.status());
     assertTrue(over.body().contains("request body exceeds 65536 bytes"), over.body());
     assertEquals(Map.of("fk-exact", 1), sim.effects());
   }
@@ -146,7 +146,7 @@ class SimTransportTest {
     Answer over = sendChunkedAfterTheHead(sim, "fk-streamed-over", cleanupOf(LIMIT + 1));
 
     assertEquals(201, exact.status(), exact.body());
-    assertEquals(400, over.status());
+    assertEquals(413, over.status(), over.body());
     assertTrue(over.body().contains("65536"), "names the limit: " + over.body());
     assertEquals(Map.of("fk-streamed", 1), sim.effects());
   }
