@@ -76,6 +76,16 @@ public record CheckSettings(
         runId, businessDate, patience, cutOffDeadline, clockSkewAllowance, concurrentApplies);
   }
 
+  public CheckSettings withBusinessDate(LocalDate businessDate) {
+    return new CheckSettings(
+        runId, businessDate, patience, cutOffDeadline, clockSkewAllowance, concurrentApplies);
+  }
+
+  /** Whether {@code runId} may be a run id. */
+  public static boolean isRunId(String runId) {
+    return runId != null && RUN_ID.matcher(runId).matches();
+  }
+
   /** The job of one check's items: {@code pc-<runId>-<name>}. */
   public String job(String name) {
     return "pc-" + runId + "-" + name;
