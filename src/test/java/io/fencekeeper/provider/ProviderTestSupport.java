@@ -13,6 +13,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletionStage;
@@ -42,6 +43,23 @@ public final class ProviderTestSupport {
   /** A cleanup of {@code item} whose deadline is a minute away: far beyond any call in a test. */
   public static Cleanup cleanup(ItemId item, Plan plan, String idempotencyKey, long fencingToken) {
     return new Cleanup(item, plan, idempotencyKey, fencingToken, Instant.now().plusSeconds(60));
+  }
+
+  /**
+   * The body of {@code POST /v1/cleanups} as a Fencekeeper node of protocol 1.0 sent it: its eight
+   * fields in their order, and no currency.
+   */
+  public static Map<String, Object> bodyOf10(ItemId item, Plan plan) {
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("itemId", item.value());
+    body.put("job", item.job());
+    body.put("businessDate", item.businessDate().toString());
+    body.put("accountId", item.accountId());
+    body.put("cursor", item.cursor());
+    body.put("action", plan.action());
+    body.put("amountMinor", plan.amountMinor());
+    body.put("description", plan.description());
+    return body;
   }
 
   /** The stage's value, failing the test if it failed or did not finish in time. */

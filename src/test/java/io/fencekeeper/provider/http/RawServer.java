@@ -32,6 +32,9 @@ final class RawServer implements AutoCloseable {
   private final List<Socket> connections = new CopyOnWriteArrayList<>();
   final AtomicInteger requests = new AtomicInteger();
 
+  /** The body of every request read, in order. */
+  final List<String> bodies = new CopyOnWriteArrayList<>();
+
   RawServer(Behaviour behaviour) throws IOException {
     this.socket = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
     this.behaviour = behaviour;
@@ -66,7 +69,7 @@ final class RawServer implements AutoCloseable {
         if (head == null) {
           return;
         }
-        in.readNBytes(contentLength(head));
+        bodies.add(new String(in.readNBytes(contentLength(head)), StandardCharsets.UTF_8));
         requests.incrementAndGet();
         behaviour.onRequest(head, connection.getOutputStream());
       }

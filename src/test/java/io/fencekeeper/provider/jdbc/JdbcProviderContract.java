@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fencekeeper.item.ItemId;
+import io.fencekeeper.provider.Cleanup;
 import io.fencekeeper.provider.Plan;
 import io.fencekeeper.provider.ProviderError;
 import io.fencekeeper.provider.Receipt;
@@ -19,6 +20,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -38,10 +40,10 @@ import org.junit.jupiter.api.TestInstance;
 abstract class JdbcProviderContract {
 
   static final String EFFECT_SQL =
-      "INSERT INTO cleanup_log (item_id, account_id, business_date, amount_minor)"
-          + " VALUES (:itemId, :accountId, :businessDate, :amountMinor)";
+      "INSERT INTO cleanup_log (item_id, account_id, business_date, amount_minor, currency)"
+          + " VALUES (:itemId, :accountId, :businessDate, :amountMinor, :currency)";
   static final String PLAN_SQL =
-      "SELECT amount_minor, 'write-off-residual' AS action FROM balances"
+      "SELECT amount_minor, 'write-off-residual' AS action, currency FROM balances"
           + " WHERE account_id = :accountId";
 
   private JdbcProvider provider;
@@ -55,7 +57,7 @@ abstract class JdbcProviderContract {
 
   abstract void stopDatabase() throws Exception;
 
-  private String url;
+  String url;
 
   @BeforeAll
   void startProvider() throws Exception {
@@ -65,16 +67,17 @@ abstract class JdbcProviderContract {
       statement.execute(
           "CREATE TABLE IF NOT EXISTS cleanup_log (item_id VARCHAR NOT NULL,"
               + " account_id VARCHAR NOT NULL, business_date DATE NOT NULL,"
-              + " amount_minor BIGINT NOT NULL CHECK (amount_minor >= 0))");
+              + " amount_minor BIGINT NOT NULL CHECK (amount_minor >= 0), currency VARCHAR(3))");
       statement.execute(
           "CREATE TABLE IF NOT EXISTS balances (account_id VARCHAR PRIMARY KEY,"
-              + " amount_minor BIGINT NOT NULL)");
+              + " amount_minor BIGINT NOT NULL, currency VARCHAR(3))");
     }
     provider =
         JdbcProvider.start(
             JdbcProviderSettings.of(url, user(), password())
                 .withEffectSql(EFFECT_SQL)
                 .withPlanSql(PLAN_SQL)
+                .withCurrency("EUR")
                 .withThreads(4, 64));
   }
 
@@ -191,7 +194,8 @@ abstract class JdbcProviderContract {
   void planComesFromTheConfiguredQuery() throws SQLException {
     try (Connection connection = connect();
         PreparedStatement insert =
-            connection.prepareStatement("INSERT INTO balances VALUES (?, ?)")) {
+            connection.prepareStatement(
+                "INSERT INTO balances (account_id, amount_minor) VALUES (?, ?)")) {
       insert.setString(1, "a-6");
       insert.setLong(2, 250);
       insert.executeUpdate();
@@ -206,11 +210,112 @@ abstract class JdbcProviderContract {
     assertTrue(clean.nothingToDo());
   }
 
-  private Connection connect() throws SQLException {
+  /**
+   * The effect's identity decides a repeated key (docs/provider-protocol.md, "The effect's
+   * identity"): a description is not part of it, an amount is; the refused repeat still raised the
+   * fence.
+   */
+  @Test
+  void aRepeatedKeyIsComparedOnTheEffectsIdentity() throws SQLException {
+    ItemId item = item("a-8");
+    result(provider.apply(cleanup(item, writeOff(100), item.idempotencyKey(), 1)));
+
+    Receipt redescribed =
+        result(
+            provider.apply(
+                cleanup(
+                    item,
+                    Plan.action("write-off-residual", 100, "EUR", "described anew"),
+                    item.idempotencyKey(),
+                    1)));
+    ProviderError more =
+        failure(provider.apply(cleanup(item, writeOff(101), item.idempotencyKey(), 3)));
+
+    assertEquals(Receipt.REPLAYED, redescribed.status(), "a stored row without a currency");
+    assertInstanceOf(ProviderError.Permanent.class, more);
+    assertTrue(more.message().contains("key_reused"), more.message());
+    assertTrue(more.message().contains("amountMinor"), more.message());
+    assertEquals(1, effectsApplied(item));
+    assertEquals(3, fenceToken(item), "the refused request passed the fence: the mark stays");
+  }
+
+  /** A currency is compared only when both the stored effect and the repeat carry one. */
+  @Test
+  void aCurrencyIsComparedOnlyWhenBothCarryOne() {
+    ItemId item = item("a-9");
+    Plan euros = Plan.action("write-off-residual", 100, "EUR", "write off 100");
+    result(provider.apply(cleanup(item, euros, item.idempotencyKey(), 1)));
+
+    assertEquals(
+        Receipt.REPLAYED,
+        result(provider.apply(cleanup(item, writeOff(100), item.idempotencyKey(), 1))).status(),
+        "a 1.0 plan's cleanup has no currency");
+    assertInstanceOf(
+        ProviderError.Permanent.class,
+        failure(
+            provider.apply(
+                cleanup(
+                    item,
+                    Plan.action("write-off-residual", 100, "USD", "write off 100"),
+                    item.idempotencyKey(),
+                    1))));
+  }
+
+  /**
+   * Step 6: by the database's clock the deadline has passed, so nothing is applied; the fence the
+   * request raised stays, and the key is free for a cleanup with a deadline ahead.
+   */
+  @Test
+  void aCleanupPastItsDeadlineAppliesNothingAndKeepsTheRaisedFence() throws SQLException {
+    ItemId item = item("a-10");
+    Cleanup late =
+        new Cleanup(item, writeOff(100), item.idempotencyKey(), 4, Instant.now().minusSeconds(1));
+
+    ProviderError refused = failure(provider.apply(late));
+
+    assertInstanceOf(ProviderError.Transient.class, refused);
+    assertTrue(refused.message().contains("deadline_passed"), refused.message());
+    assertTrue(result(provider.lookup(item, item.idempotencyKey())).isEmpty());
+    assertEquals(0, effectsApplied(item));
+    assertEquals(4, fenceToken(item));
+    assertEquals(
+        Receipt.APPLIED,
+        result(provider.apply(cleanup(item, writeOff(100), item.idempotencyKey(), 4))).status());
+  }
+
+  /**
+   * The plan's currency comes from the plan query's currency column, or from jdbc.currency when the
+   * row has none; the effect statement gets it as :currency.
+   */
+  @Test
+  void thePlansCurrencyComesFromItsRowOrTheSettingAndReachesTheStatement() throws SQLException {
+    try (Connection connection = connect();
+        Statement insert = connection.createStatement()) {
+      insert.execute(
+          "INSERT INTO balances (account_id, amount_minor, currency) VALUES ('a-11', 5, 'USD')");
+      insert.execute("INSERT INTO balances (account_id, amount_minor) VALUES ('a-12', 7)");
+    }
+    ItemId dollars = item("a-11");
+    Plan dollarPlan = result(provider.plan(dollars));
+    Plan defaultPlan = result(provider.plan(item("a-12")));
+
+    assertEquals("USD", dollarPlan.currency());
+    assertEquals("EUR", defaultPlan.currency(), "jdbc.currency when the row has none");
+    result(provider.apply(cleanup(dollars, dollarPlan, dollars.idempotencyKey(), 1)));
+    try (Connection connection = connect();
+        Statement select = connection.createStatement();
+        ResultSet row =
+            select.executeQuery("SELECT currency FROM cleanup_log WHERE account_id = 'a-11'")) {
+      assertTrue(row.next());
+      assertEquals("USD", row.getString(1));
+    }
+  }
+
+  Connection connect() throws SQLException {
     return DriverManager.getConnection(url, user(), password());
   }
 
-  private int effectsApplied(ItemId item) throws SQLException {
+  int effectsApplied(ItemId item) throws SQLException {
     try (Connection connection = connect();
         PreparedStatement count =
             connection.prepareStatement("SELECT COUNT(*) FROM cleanup_log WHERE item_id = ?")) {
@@ -222,7 +327,7 @@ abstract class JdbcProviderContract {
     }
   }
 
-  private long fenceToken(ItemId item) throws SQLException {
+  long fenceToken(ItemId item) throws SQLException {
     try (Connection connection = connect();
         PreparedStatement select =
             connection.prepareStatement("SELECT token FROM fencekeeper_fence WHERE item_id = ?")) {

@@ -224,6 +224,68 @@ class JdbcProviderTest {
     assertTrue(e.getMessage().contains(missing), e.getMessage());
   }
 
+  /**
+   * An effect table made before the identity was kept gets its columns at start, and its rows
+   * (without them) are the same effect as any cleanup of their item: a replay, not key_reused.
+   */
+  @Test
+  void effectRowsOfAnEarlierVersionReplayOnTheirItemAlone() throws SQLException {
+    ItemId item = item("a-1");
+    execute(
+        "CREATE TABLE fencekeeper_fence (item_id VARCHAR PRIMARY KEY, token BIGINT NOT NULL)",
+        "CREATE TABLE fencekeeper_effect (idempotency_key VARCHAR PRIMARY KEY,"
+            + " item_id VARCHAR NOT NULL, effect_id VARCHAR NOT NULL,"
+            + " fencing_token BIGINT NOT NULL, applied_at TIMESTAMP WITH TIME ZONE NOT NULL)",
+        "INSERT INTO fencekeeper_effect VALUES ('"
+            + item.idempotencyKey()
+            + "', '"
+            + item.value()
+            + "', 'jdbc-before', 1, TIMESTAMP WITH TIME ZONE '2026-11-30 01:00:00+00')",
+        "INSERT INTO fencekeeper_fence VALUES ('" + item.value() + "', 1)");
+    start(settings().withEffectSql(EFFECT_SQL));
+
+    Receipt again =
+        result(
+            provider.apply(
+                cleanup(
+                    item,
+                    Plan.action("write-off-residual", 999, "EUR", "any amount"),
+                    item.idempotencyKey(),
+                    2)));
+
+    assertEquals(Receipt.REPLAYED, again.status());
+    assertEquals("jdbc-before", again.effectId());
+    assertEquals(0, effects(item), "nothing applied again");
+  }
+
+  @Test
+  void aCurrencyThatIsNotIso4217OrThatNothingCanGiveIsRefusedAtStart() throws SQLException {
+    IllegalArgumentException lower =
+        assertThrows(IllegalArgumentException.class, () -> settings().withCurrency("eur"));
+    IllegalArgumentException nowhere =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                JdbcProvider.start(
+                    settings()
+                        .withEffectSql(
+                            "INSERT INTO cleanup_log (item_id, amount_minor)"
+                                + " SELECT :itemId, :amountMinor WHERE :currency IS NULL")));
+
+    assertTrue(lower.getMessage().contains("ISO 4217"), lower.getMessage());
+    assertTrue(nowhere.getMessage().contains(":currency"), nowhere.getMessage());
+    assertTrue(nowhere.getMessage().contains("jdbc.currency"), nowhere.getMessage());
+    execute("INSERT INTO balances VALUES ('odd', 5, NULL)");
+    start(
+        settings()
+            .withPlanSql(
+                "SELECT amount_minor, 'euro' AS currency FROM balances"
+                    + " WHERE account_id = :accountId"));
+    ProviderError refused = failure(provider.plan(item("odd")));
+    assertInstanceOf(ProviderError.Permanent.class, refused);
+    assertTrue(!refused.message().contains("euro"), "the row's value stays out: " + refused);
+  }
+
   // --- helpers
 
   static ProviderError.Throttled throttled(ProviderError error) {
