@@ -63,7 +63,9 @@ final class SafeAccounts {
           file
               + ": line"
               + (bad.size() > 1 ? "s " : " ")
-              + bad.subList(0, Math.min(bad.size(), 10))
+              + String.join(
+                  ", ",
+                  bad.subList(0, Math.min(bad.size(), 10)).stream().map(String::valueOf).toList())
               + (bad.size() > 10 ? " and more" : "")
               + " must be accountId,cursor, each "
               + ItemId.SEGMENT_RULE);

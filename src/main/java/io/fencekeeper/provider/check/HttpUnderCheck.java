@@ -43,8 +43,7 @@ import javax.net.ssl.SSLSocketFactory;
  */
 public final class HttpUnderCheck implements ProviderUnderCheck {
 
-  /** The path of the discovery document. */
-  public static final String GUARANTEES_PATH = "/v1/guarantees";
+  private static final String GUARANTEES_PATH = HttpProtocol.GUARANTEES_PATH;
 
   static final int MAX_HEAD_BYTES = 64 * 1024;
   static final int MAX_BODY_BYTES = 256 * 1024;
@@ -103,21 +102,22 @@ public final class HttpUnderCheck implements ProviderUnderCheck {
           speaks11);
     }
     if (answer.status() == 404 || answer.status() == 405 || answer.status() == 501) {
-      // no document: what every server of its protocol version must do
+      // no document: what the protocol requires of every server of its version (keys and
+      // fencing are optional in both, the deadline a must of 1.1)
       return speaks11
           ? new HttpUnderCheck(
               base,
               connectTimeout,
               patience,
-              new Guarantees(false, true, true),
-              "protocol 1.1 without " + GUARANTEES_PATH + ": keys and the deadline",
+              new Guarantees(false, false, true),
+              "protocol 1.1 without " + GUARANTEES_PATH + ": the deadline only",
               true)
           : new HttpUnderCheck(
               base,
               connectTimeout,
               patience,
-              new Guarantees(false, true, false),
-              "protocol 1.0 (no " + GUARANTEES_PATH + "): keys only",
+              Guarantees.NONE,
+              "protocol 1.0, no " + GUARANTEES_PATH + ": nothing beyond answering",
               false);
     }
     throw failure(answer, "GET " + GUARANTEES_PATH, false);
