@@ -192,11 +192,13 @@ public final class PluginProvider implements Provider {
   @SuppressWarnings("unchecked")
   private <T> CompletionStage<T> call(Method method, Invocation invocation, String key) {
     Call call = new Call(method, invocation, key);
-    call.timeout = timer.schedule(call::expire, timeoutNanos, TimeUnit.NANOSECONDS);
     try {
+      call.timeout = timer.schedule(call::expire, timeoutNanos, TimeUnit.NANOSECONDS);
       pool.execute(call);
     } catch (RejectedExecutionException e) {
-      call.timeout.cancel(false);
+      if (call.timeout != null) {
+        call.timeout.cancel(false);
+      }
       return CompletableFuture.failedFuture(
           new ProviderException(
               new ProviderError.Transient(

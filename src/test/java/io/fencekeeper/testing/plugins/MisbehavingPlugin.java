@@ -10,14 +10,19 @@ import java.util.Optional;
 /**
  * A ledger whose calls break the contract as its settings say: {@code plan}, {@code apply} or
  * {@code lookup} = {@code null} (returns null), {@code throw} (an IllegalStateException), {@code
- * hang} (blocks until interrupted); {@code constructor} = {@code throw}. A hung call counts itself
- * in {@link #interrupted} when its thread is interrupted.
+ * hang} (blocks until interrupted), {@code stuck} (blocks, deaf to interrupts, until {@link
+ * #unstick} opens); {@code constructor} = {@code throw}. A hung call counts itself in {@link
+ * #interrupted} when its thread is interrupted.
  */
 public class MisbehavingPlugin extends LedgerPlugin {
 
   /** Hung calls whose thread was interrupted (the node abandoned them). */
   public static final java.util.concurrent.atomic.AtomicInteger interrupted =
       new java.util.concurrent.atomic.AtomicInteger();
+
+  /** Opened by a test to let every stuck call go. */
+  public static final java.util.concurrent.CountDownLatch unstick =
+      new java.util.concurrent.CountDownLatch(1);
 
   private final ProviderContext context;
 
@@ -57,6 +62,16 @@ public class MisbehavingPlugin extends LedgerPlugin {
           Thread.currentThread().interrupt();
         }
         return null;
+      }
+      case "stuck" -> {
+        while (true) {
+          try {
+            unstick.await();
+            return null;
+          } catch (InterruptedException deaf) {
+            interrupted.incrementAndGet(); // a driver that ignores interrupts: it waits on
+          }
+        }
       }
       default -> {
         return call.get();

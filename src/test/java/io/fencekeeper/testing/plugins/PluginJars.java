@@ -31,6 +31,8 @@ public final class PluginJars {
         LateCommittingPlugin.class,
         UnfencedPlugin.class,
         MisbehavingPlugin.class,
+        ProbingPlugin.class,
+        NullGuaranteesPlugin.class,
         NotAPlugin.class);
   }
 
