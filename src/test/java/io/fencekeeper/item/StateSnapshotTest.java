@@ -95,4 +95,39 @@ class StateSnapshotTest {
         Base64.getEncoder().encodeToString(serialization.serialize(state).get()),
         "today's bytes for the same state");
   }
+
+  /** A lookup bound is written when there is one, and read back as it was. */
+  @Test
+  void aStateWithALookupBoundReadsBackTheSame() {
+    Serialization serialization = SerializationExtension.get(testKit.system());
+    WorkItem.State plain = sample();
+    WorkItem.State bounded =
+        new WorkItem.State(
+            plain.status(),
+            plain.owner(),
+            plain.token(),
+            plain.leaseExpiresAt(),
+            plain.attempt(),
+            plain.maxAttempts(),
+            plain.effect(),
+            plain.effectOutcome(),
+            plain.outcomeReported(),
+            plain.lastError(),
+            plain.closedReason(),
+            plain.retryAt(),
+            plain.budget(),
+            plain.ownerIncarnation(),
+            Instant.parse("2026-11-29T01:00:30Z"));
+    var serializer = serialization.findSerializerFor(bounded);
+
+    Object read =
+        serialization
+            .deserialize(
+                serialization.serialize(bounded).get(),
+                serializer.identifier(),
+                Serializers.manifestFor(serializer, bounded))
+            .get();
+
+    assertEquals(bounded, read);
+  }
 }

@@ -47,6 +47,7 @@ class FaultMatrixTest {
 
   static final LocalDate DATE = LocalDate.parse("2026-11-29");
   static final int ITEMS = 2000;
+  static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(1);
 
   @Test
   void everyFaultOnIdempotentProviderEndsWithOneEffectPerKey() throws Exception {
@@ -88,11 +89,15 @@ class FaultMatrixTest {
     HttpProvider provider = null;
     try {
       URI simUrl = awaitListening(sim);
-      provider = HttpProvider.create(simUrl, Duration.ofSeconds(2), Duration.ofSeconds(2));
+      // a sim at 1-3 ms answers well within a second; every cleanup cut off after the send waits
+      // for its deadline (send + request timeout) and the allowance before its lookup
+      provider = HttpProvider.create(simUrl, Duration.ofSeconds(2), REQUEST_TIMEOUT);
+      Map<String, Object> overrides = TestNodes.overrides(TestDatabases.freshPostgres(), dataDir);
+      // the client's own request timeout, which the cleanup deadlines are made of
+      overrides.put("fencekeeper.provider.request-timeout", REQUEST_TIMEOUT.toMillis() + "ms");
+      overrides.put("fencekeeper.provider.clock-skew-allowance", "100ms");
       node =
-          FencekeeperNode.builder(
-                  FencekeeperNode.config(
-                      TestNodes.overrides(TestDatabases.freshPostgres(), dataDir)))
+          FencekeeperNode.builder(FencekeeperNode.config(overrides))
               .provider(provider)
               .workers(32)
               .start()

@@ -82,6 +82,8 @@ abstract class RunScenarioContract {
   FencekeeperNode startNode(int workers, UnaryOperator<ItemGateway> workerGateway) {
     Map<String, Object> overrides = TestNodes.overrides(db, dataDir);
     overrides.put("fencekeeper.lease", LEASE.toMillis() + "ms");
+    // the client's own request timeout, which the cleanup deadlines are made of
+    overrides.put("fencekeeper.provider.request-timeout", "2s");
     FencekeeperNode started =
         FencekeeperNode.builder(FencekeeperNode.config(overrides))
             .clock(clock)
@@ -350,7 +352,9 @@ abstract class RunScenarioContract {
       assertEquals(WorkItem.Status.CLOSED, closed.status());
       assertEquals(2, closed.token(), "closing bumped the token past the stuck worker's");
     }
-    // the stuck workers wake up after the deadline: their sends land, their commits do not
+    // the stuck workers wake up after the deadline: a send that lands before its own cleanup
+    // deadline commits at the provider and its record is refused by the item; one that lands
+    // after it is refused by the provider itself (docs/provider-protocol.md, "The deadline")
     for (AccountCursor account : partial.stuck()) {
       provider.open(account.accountId());
     }
@@ -358,14 +362,20 @@ abstract class RunScenarioContract {
       ItemId id = item("deadline", account);
       Await.until(
           WAIT,
-          "the late commit of " + id + " to be rejected",
+          "the late send of " + id + " to come back",
+          () -> provider.heldCallFinished(account.accountId()));
+      Await.until(
+          WAIT,
+          "the late commit of " + id + " to be rejected, or to have been refused by the provider",
           () -> {
             try {
-              return audit(id).stream().anyMatch(RunScenarioContract::isRejectedRecord);
+              return !sim.effects().containsKey(id.idempotencyKey())
+                  || audit(id).stream().anyMatch(RunScenarioContract::isRejectedRecord);
             } catch (Exception e) {
               return false;
             }
           });
+      assertTrue(sim.effects().getOrDefault(id.idempotencyKey(), 0) <= 1, "at most one effect");
       assertEquals(WorkItem.Status.CLOSED, itemView(id).status());
     }
     assertEquals(RunState.PARTIAL, view(partial.runId()).state());

@@ -111,6 +111,18 @@ class SimProviderServerTest {
     assertEquals(4, command.threads);
   }
 
+  @Test
+  void theProtocolFlagNamesAVersionAndAnotherIsAUsageError() {
+    SimProviderCommand old = new SimProviderCommand();
+    new CommandLine(old).parseArgs("--port", "0", "--protocol", "1.0");
+    SimProviderCommand wrong = new SimProviderCommand();
+    CommandLine line = new CommandLine(wrong);
+
+    assertEquals(SimProtocol.V1_0, SimProtocol.parse(old.protocol));
+    assertEquals("1.1", new SimProviderCommand().protocol, "1.1 unless asked");
+    assertEquals(64, line.execute("--port", "0", "--protocol", "2.0"), "refused before it binds");
+  }
+
   private JsonNode stats() throws IOException {
     return HttpProtocol.json().readTree(raw(sim.baseUrl(), "GET", "/admin/stats", null).body());
   }
