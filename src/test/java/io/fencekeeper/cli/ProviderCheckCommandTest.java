@@ -6,6 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import io.fencekeeper.provider.sim.SimProtocol;
+import io.fencekeeper.provider.sim.SimProviderServer;
+import io.fencekeeper.testing.Console;
 import io.fencekeeper.testing.TestDatabases;
 import io.fencekeeper.testing.plugins.ForgetfulLookupPlugin;
 import io.fencekeeper.testing.plugins.LateCommittingPlugin;
@@ -13,9 +16,7 @@ import io.fencekeeper.testing.plugins.LedgerPlugin;
 import io.fencekeeper.testing.plugins.PluginJars;
 import io.fencekeeper.testing.plugins.TwiceApplyingPlugin;
 import io.fencekeeper.testing.plugins.UnfencedPlugin;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -40,8 +41,6 @@ class ProviderCheckCommandTest {
   static Path accounts;
   static Path plugins;
 
-  record Result(int exit, String out, String err) {}
-
   @BeforeAll
   static void files() throws IOException {
     accounts = dir.resolve("safe.csv");
@@ -49,25 +48,11 @@ class ProviderCheckCommandTest {
     plugins = PluginJars.directoryWithTestPlugins(dir.resolve("plugins"));
   }
 
-  static Result check(String... args) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    PrintStream savedOut = System.out;
-    PrintStream savedErr = System.err;
-    int exit;
-    System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-    System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-    try {
-      exit = Main.commandLine().execute(args);
-    } finally {
-      System.setOut(savedOut);
-      System.setErr(savedErr);
-    }
-    return new Result(
-        exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+  static Console check(String... args) {
+    return Console.capture(() -> Main.commandLine().execute(args));
   }
 
-  static Result plugin(Class<?> type, String... more) {
+  static Console plugin(Class<?> type, String... more) {
     List<String> args =
         new ArrayList<>(
             List.of(
@@ -86,7 +71,7 @@ class ProviderCheckCommandTest {
 
   @Test
   void theSimPasses() {
-    Result sim = check("provider-check", "--accounts", accounts.toString(), "--provider", "sim");
+    Console sim = check("provider-check", "--accounts", accounts.toString(), "--provider", "sim");
 
     assertEquals(0, sim.exit(), sim.out() + sim.err());
     assertTrue(sim.err().contains("makes REAL cleanups"), sim.err());
@@ -110,7 +95,8 @@ class ProviderCheckCommandTest {
             + db.password()
             + "\", jdbc.currency = EUR }\n");
 
-    Result jdbc = check("provider-check", "--accounts", accounts.toString(), "-c", conf.toString());
+    Console jdbc =
+        check("provider-check", "--accounts", accounts.toString(), "-c", conf.toString());
 
     assertEquals(0, jdbc.exit(), jdbc.out() + jdbc.err());
     assertTrue(jdbc.out().contains("jdbc provider jdbc:postgresql:"), jdbc.out());
@@ -119,7 +105,7 @@ class ProviderCheckCommandTest {
 
   @Test
   void aPluginThatKeepsItsGuaranteesPassesAndSaysSoInJson() {
-    Result ok = plugin(LedgerPlugin.class, "--json");
+    Console ok = plugin(LedgerPlugin.class, "--json");
 
     assertEquals(0, ok.exit(), ok.out() + ok.err());
     assertTrue(ok.out().startsWith("{\"provider\":\"java plugin " + LedgerPlugin.class.getName()));
@@ -173,7 +159,7 @@ class ProviderCheckCommandTest {
         });
     server.start();
     try {
-      Result garbled =
+      Console garbled =
           check(
               "provider-check",
               "--accounts",
@@ -191,8 +177,38 @@ class ProviderCheckCommandTest {
   }
 
   @Test
+  void aProtocol10ProviderIsCheckedForWhat10PromisedAndTheRestIsNotClaimed() {
+    try (SimProviderServer sim = SimProviderServer.start(0)) {
+      sim.setProtocol(SimProtocol.V1_0);
+
+      Console old =
+          check(
+              "provider-check",
+              "--accounts",
+              accounts.toString(),
+              "--provider",
+              "http",
+              "--provider-url",
+              sim.baseUrl().toString(),
+              "--json");
+
+      assertEquals(0, old.exit(), old.out() + old.err());
+      assertTrue(
+          old.out().contains("\"claimsSource\":\"protocol 1.0, no /v1/guarantees"), old.out());
+      for (String unclaimed : List.of("replay", "concurrent-apply", "fencing", "deadline")) {
+        assertTrue(
+            old.out().contains("{\"id\":\"" + unclaimed + "\",")
+                && old.out()
+                    .split("\\{\"id\":\"" + unclaimed + "\",")[1]
+                    .contains("\"claimed\":false,\"verdict\":\"NOT_CLAIMED\""),
+            unclaimed + ": " + old.out());
+      }
+    }
+  }
+
+  @Test
   void withoutSafeAccountsItRefusesToStart() {
-    Result refused = check("provider-check", "--provider", "sim");
+    Console refused = check("provider-check", "--provider", "sim");
 
     assertEquals(64, refused.exit());
     assertEquals(
@@ -207,7 +223,7 @@ class ProviderCheckCommandTest {
     Path bad = dir.resolve("bad.csv");
     Files.writeString(bad, "safe-1,c1\nDROP TABLE accounts;\n");
 
-    Result refused = check("provider-check", "--provider", "sim", "--accounts", bad.toString());
+    Console refused = check("provider-check", "--provider", "sim", "--accounts", bad.toString());
 
     assertEquals(65, refused.exit());
     assertTrue(refused.err().contains("line 2 must be accountId,cursor"), refused.err());
@@ -216,7 +232,7 @@ class ProviderCheckCommandTest {
 
   @Test
   void aPluginWhoseConstructorThrowsIsOneLineAndExit78() {
-    Result refused =
+    Console refused =
         plugin(
             io.fencekeeper.testing.plugins.MisbehavingPlugin.class,
             "--provider-setting",
@@ -231,7 +247,7 @@ class ProviderCheckCommandTest {
         refused.err().strip());
   }
 
-  private static void assertBroken(Result result, String guarantee) {
+  private static void assertBroken(Console result, String guarantee) {
     assertEquals(1, result.exit(), result.out() + result.err());
     String last = result.out().strip().lines().reduce((a, b) -> b).orElse("");
     assertTrue(last.startsWith("BROKEN: " + guarantee + " ("), result.out());

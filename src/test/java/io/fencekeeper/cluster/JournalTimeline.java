@@ -105,6 +105,15 @@ final class JournalTimeline {
     return held;
   }
 
+  /** Whether the lease {@code holder} held on {@code item} was taken over (claimed from it). */
+  boolean takenOver(String item, String holder) {
+    return byItem.get(item).stream()
+        .anyMatch(
+            row ->
+                row.event() instanceof WorkItem.LeaseGranted granted
+                    && holder.equals(granted.previousOwner()));
+  }
+
   List<Row> rows() {
     return byItem.values().stream().flatMap(List::stream).toList();
   }

@@ -35,23 +35,11 @@ final class LedgerNight {
   /** A ledger database with a residual of {@code 1000 + i} EUR cents on each account. */
   static LedgerNight seed(List<AccountCursor> accounts) throws Exception {
     TestDatabases.Target db = TestDatabases.freshPostgres();
-    try (Connection c = DriverManager.getConnection(db.url(), db.user(), db.password());
-        Statement ddl = c.createStatement()) {
-      ddl.execute(
-          "CREATE TABLE account_residual (account_id VARCHAR(128) PRIMARY KEY,"
-              + " amount_minor BIGINT NOT NULL, currency CHAR(3) NOT NULL)");
-      try (PreparedStatement seed =
-          c.prepareStatement(
-              "INSERT INTO account_residual (account_id, amount_minor, currency) VALUES (?, ?,"
-                  + " 'EUR')")) {
-        for (int i = 0; i < accounts.size(); i++) {
-          seed.setString(1, accounts.get(i).accountId());
-          seed.setLong(2, residual(i));
-          seed.addBatch();
-        }
-        seed.executeBatch();
-      }
+    Map<String, Long> residuals = new java.util.LinkedHashMap<>();
+    for (int i = 0; i < accounts.size(); i++) {
+      residuals.put(accounts.get(i).accountId(), residual(i));
     }
+    ExamplePlugin.seedResiduals(db, residuals);
     return new LedgerNight(db, accounts);
   }
 

@@ -113,11 +113,7 @@ class NodeCrashProcessTest {
       held.forEach(
           (item, holder) ->
               assertTrue(
-                  journal.byItem.get(item).stream()
-                      .anyMatch(
-                          row ->
-                              row.event() instanceof WorkItem.LeaseGranted granted
-                                  && holder.equals(granted.previousOwner())),
+                  journal.takenOver(item, holder),
                   "the lease of " + holder + " on " + item + " at the kill was taken over"));
       Timeline timeline = Timeline.read(journal, victim.address());
       List<String> afterExpiry = new ArrayList<>();
@@ -208,11 +204,7 @@ class NodeCrashProcessTest {
     heldAtTheKill.forEach(
         (item, holder) ->
             assertTrue(
-                journal.byItem.get(item).stream()
-                    .anyMatch(
-                        row ->
-                            row.event() instanceof WorkItem.LeaseGranted granted
-                                && holder.equals(granted.previousOwner())),
+                journal.takenOver(item, holder),
                 "the plugin night's lease of " + holder + " on " + item + " was taken over"));
     long started = System.nanoTime();
     VerifyProcessTest.Cli verify =

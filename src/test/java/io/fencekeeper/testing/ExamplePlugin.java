@@ -8,7 +8,13 @@ import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.List;
+import java.util.Map;
 import java.util.jar.JarEntry;
 import java.util.jar.JarOutputStream;
 import java.util.stream.Stream;
@@ -50,6 +56,31 @@ public final class ExamplePlugin {
 
   public static Path pluginDirectory() {
     return build().pluginDirectory();
+  }
+
+  /**
+   * The example's {@code account_residual} table in {@code db}, with a residual in EUR cents for
+   * each account ({@code residuals}: account id to amount), what an operator fills before a night.
+   */
+  public static void seedResiduals(TestDatabases.Target db, Map<String, Long> residuals)
+      throws SQLException {
+    try (Connection c = DriverManager.getConnection(db.url(), db.user(), db.password());
+        Statement ddl = c.createStatement()) {
+      ddl.execute(
+          "CREATE TABLE IF NOT EXISTS account_residual (account_id VARCHAR(128) PRIMARY KEY,"
+              + " amount_minor BIGINT NOT NULL, currency CHAR(3) NOT NULL)");
+      try (PreparedStatement seed =
+          c.prepareStatement(
+              "INSERT INTO account_residual (account_id, amount_minor, currency) VALUES (?, ?,"
+                  + " 'EUR')")) {
+        for (Map.Entry<String, Long> residual : residuals.entrySet()) {
+          seed.setString(1, residual.getKey());
+          seed.setLong(2, residual.getValue());
+          seed.addBatch();
+        }
+        seed.executeBatch();
+      }
+    }
   }
 
   /** The test class path (surefire's, not its booter jar's). */

@@ -211,22 +211,13 @@ public final class HttpUnderCheck implements ProviderUnderCheck {
     return headers;
   }
 
+  /** The body Fencekeeper's client sends (currency left out when the plan has none). */
   private static byte[] body(Cleanup cleanup) {
-    Item item = cleanup.item();
-    Plan plan = cleanup.plan();
     try {
       return HttpProtocol.json()
           .writeValueAsBytes(
-              new HttpProtocol.CleanupRequest(
-                  item.value(),
-                  item.job(),
-                  item.businessDate().toString(),
-                  item.accountId(),
-                  item.cursor(),
-                  plan.action(),
-                  plan.amountMinor(),
-                  plan.description(),
-                  plan.currency()));
+              HttpProtocol.CleanupRequest.of(
+                  SdkMapping.itemId(cleanup.item()), SdkMapping.plan(cleanup.plan())));
     } catch (IOException e) {
       throw new IllegalStateException("a cleanup body is always JSON", e);
     }

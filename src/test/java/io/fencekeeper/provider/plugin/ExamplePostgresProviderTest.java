@@ -5,18 +5,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fencekeeper.cli.Main;
 import io.fencekeeper.localdb.PostgresBinaries;
+import io.fencekeeper.testing.Console;
 import io.fencekeeper.testing.ExamplePlugin;
 import io.fencekeeper.testing.TestDatabases;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.net.URL;
 import java.net.URLClassLoader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.HashMap;
@@ -89,31 +86,26 @@ class ExamplePostgresProviderTest {
     }
     Files.writeString(accounts, csv);
 
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    PrintStream saved = System.out;
-    int exit;
-    System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-    try {
-      exit =
-          Main.commandLine()
-              .execute(
-                  "provider-check",
-                  "--accounts",
-                  accounts.toString(),
-                  "--provider",
-                  "java",
-                  "--provider-class",
-                  ExamplePlugin.CLASS,
-                  "--provider-path",
-                  ExamplePlugin.pluginDirectory().toString(),
-                  "--provider-setting",
-                  "url=" + db.url(),
-                  "--provider-setting",
-                  "user=" + db.user());
-    } finally {
-      System.setOut(saved);
-    }
-    String report = out.toString(StandardCharsets.UTF_8);
+    Console check =
+        Console.capture(
+            () ->
+                Main.commandLine()
+                    .execute(
+                        "provider-check",
+                        "--accounts",
+                        accounts.toString(),
+                        "--provider",
+                        "java",
+                        "--provider-class",
+                        ExamplePlugin.CLASS,
+                        "--provider-path",
+                        ExamplePlugin.pluginDirectory().toString(),
+                        "--provider-setting",
+                        "url=" + db.url(),
+                        "--provider-setting",
+                        "user=" + db.user()));
+    int exit = check.exit();
+    String report = check.out();
 
     assertEquals(0, exit, report);
     assertTrue(report.contains("claims    fences, keeps keys, honours the deadline"), report);
@@ -155,21 +147,10 @@ class ExamplePostgresProviderTest {
   }
 
   static void seedResiduals(TestDatabases.Target db, int accounts) throws Exception {
-    try (Connection c = DriverManager.getConnection(db.url(), db.user(), db.password());
-        Statement ddl = c.createStatement()) {
-      ddl.execute(
-          "CREATE TABLE IF NOT EXISTS account_residual (account_id VARCHAR(128) PRIMARY KEY,"
-              + " amount_minor BIGINT NOT NULL, currency CHAR(3) NOT NULL)");
-      try (PreparedStatement seed =
-          c.prepareStatement(
-              "INSERT INTO account_residual (account_id, amount_minor, currency) VALUES (?, ?,"
-                  + " 'EUR')")) {
-        for (int i = 1; i <= accounts; i++) {
-          seed.setString(1, "acct-" + i);
-          seed.setLong(2, 1000L + i);
-          seed.executeUpdate();
-        }
-      }
+    Map<String, Long> residuals = new HashMap<>();
+    for (int i = 1; i <= accounts; i++) {
+      residuals.put("acct-" + i, 1000L + i);
     }
+    ExamplePlugin.seedResiduals(db, residuals);
   }
 }

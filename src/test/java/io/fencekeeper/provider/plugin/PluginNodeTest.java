@@ -17,13 +17,11 @@ import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.scope.AccountCursor;
 import io.fencekeeper.run.scope.Scope;
 import io.fencekeeper.testing.Await;
+import io.fencekeeper.testing.Console;
 import io.fencekeeper.testing.TestDatabases;
 import io.fencekeeper.testing.TestNodes;
 import io.fencekeeper.testing.plugins.MisbehavingPlugin;
 import io.fencekeeper.testing.plugins.PluginJars;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -60,22 +58,15 @@ class PluginNodeTest {
             + "fencekeeper.provider { kind = java, class = com.acme.Missing, path = \""
             + plugins
             + "\" }\n");
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    PrintStream saved = System.err;
-    int exit;
-    System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-    try {
-      exit = new CommandLine(new ServeCommand()).execute("-c", conf.toString());
-    } finally {
-      System.setErr(saved);
-    }
+    Console serve =
+        Console.capture(() -> new CommandLine(new ServeCommand()).execute("-c", conf.toString()));
 
-    assertEquals(78, exit);
+    assertEquals(78, serve.exit());
     assertEquals(
         "fencekeeper node not started: provider default: plugin com.acme.Missing was not found in "
             + plugins
             + " (1 jars)",
-        err.toString(StandardCharsets.UTF_8).strip());
+        serve.err().strip());
   }
 
   @Test
