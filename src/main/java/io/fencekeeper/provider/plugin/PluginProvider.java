@@ -44,6 +44,9 @@ public final class PluginProvider implements Provider {
 
   private static final Logger log = LoggerFactory.getLogger(PluginProvider.class);
 
+  /** How many kinds of misbehaviour are logged. */
+  static final int REPORTED = 64;
+
   /** How many calls may wait for a thread, per thread. */
   static final int QUEUED_PER_THREAD = 16;
 
@@ -122,7 +125,19 @@ public final class PluginProvider implements Provider {
 
   @Override
   public CompletionStage<Receipt> apply(Cleanup cleanup) {
-    io.fencekeeper.sdk.provider.Cleanup asked = SdkMapping.cleanup(cleanup);
+    io.fencekeeper.sdk.provider.Cleanup asked;
+    try {
+      asked = SdkMapping.cleanup(cleanup);
+    } catch (IllegalArgumentException unfit) {
+      // a plan the API cannot carry (an action over 128 characters): nothing was sent
+      return CompletableFuture.failedFuture(
+          new ProviderException(
+              new ProviderError.Permanent(
+                  "provider "
+                      + name
+                      + ": the cleanup cannot be handed to the plugin: "
+                      + unfit.getMessage())));
+    }
     return call(Method.APPLY, () -> plugin.apply(asked), cleanup.idempotencyKey());
   }
 
@@ -353,9 +368,12 @@ public final class PluginProvider implements Provider {
     }
   }
 
-  /** One warning per kind of misbehaviour; the items' audit trails keep every occurrence. */
+  /**
+   * One warning per kind of misbehaviour (at most {@value #REPORTED} kinds: a plugin's messages may
+   * vary without end); the items' audit trails keep every occurrence.
+   */
   private void report(String line) {
-    if (reported.add(line)) {
+    if (reported.size() < REPORTED && reported.add(line)) {
       log.warn("provider {}: {} (logged once; each item's audit trail has it)", name, line);
     }
   }
