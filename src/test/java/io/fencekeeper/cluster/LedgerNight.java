@@ -6,7 +6,6 @@ import io.fencekeeper.testing.ExamplePlugin;
 import io.fencekeeper.testing.TestDatabases;
 import java.sql.Connection;
 import java.sql.DriverManager;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.HashMap;
@@ -67,34 +66,36 @@ final class LedgerNight {
    * Empty when the night applied each cleanup exactly once.
    */
   Map<String, String> discrepancies(String job) throws Exception {
-    Map<String, String> wrong = new TreeMap<>();
+    Map<String, long[]> lines = new HashMap<>(); // key -> {count, amount written off}
+    Map<String, Long> left = new HashMap<>();
     try (Connection c = DriverManager.getConnection(db.url(), db.user(), db.password());
-        PreparedStatement lines =
-            c.prepareStatement(
-                "SELECT count(*), COALESCE(SUM(amount_minor), 0) FROM cleanup_effect"
-                    + " WHERE idempotency_key = ?");
-        PreparedStatement left =
-            c.prepareStatement("SELECT amount_minor FROM account_residual WHERE account_id = ?")) {
-      for (int i = 0; i < accounts.size(); i++) {
-        AccountCursor account = accounts.get(i);
-        String key =
-            ItemId.of(job, ClusterFixture.DATE, account.accountId(), account.cursor())
-                .idempotencyKey();
-        lines.setString(1, key);
-        left.setString(1, account.accountId());
-        try (ResultSet line = lines.executeQuery();
-            ResultSet residual = left.executeQuery()) {
-          line.next();
-          residual.next();
-          int count = line.getInt(1);
-          long writtenOff = line.getLong(2);
-          long remaining = residual.getLong(1);
-          if (count != 1 || writtenOff != residual(i) || remaining != 0) {
-            wrong.put(
-                account.accountId(),
-                count + " lines, " + writtenOff + " written off, " + remaining + " left");
-          }
+        Statement s = c.createStatement()) {
+      try (ResultSet r =
+          s.executeQuery(
+              "SELECT idempotency_key, count(*), SUM(amount_minor) FROM cleanup_effect"
+                  + " GROUP BY idempotency_key")) {
+        while (r.next()) {
+          lines.put(r.getString(1), new long[] {r.getLong(2), r.getLong(3)});
         }
+      }
+      try (ResultSet r = s.executeQuery("SELECT account_id, amount_minor FROM account_residual")) {
+        while (r.next()) {
+          left.put(r.getString(1), r.getLong(2));
+        }
+      }
+    }
+    Map<String, String> wrong = new TreeMap<>();
+    for (int i = 0; i < accounts.size(); i++) {
+      AccountCursor account = accounts.get(i);
+      String key =
+          ItemId.of(job, ClusterFixture.DATE, account.accountId(), account.cursor())
+              .idempotencyKey();
+      long[] line = lines.getOrDefault(key, new long[] {0, 0});
+      long remaining = left.getOrDefault(account.accountId(), -1L);
+      if (line[0] != 1 || line[1] != residual(i) || remaining != 0) {
+        wrong.put(
+            account.accountId(),
+            line[0] + " lines, " + line[1] + " written off, " + remaining + " left");
       }
     }
     return wrong;
