@@ -117,6 +117,17 @@ public final class BenchCommand implements Callable<Integer> {
   long warmupLatencyMs;
 
   @Option(
+      names = "--noop-provider",
+      defaultValue = "in-process",
+      description =
+          "throughput: the no-op provider in-process (the node calls it directly), plugin (the"
+              + " same answers from a Java provider plugin in a jar of its own, loaded as"
+              + " FENCEKEEPER_PROVIDER=java: its class loader, threads and timeouts), or both"
+              + " (in-process, plugin, plugin, in-process on the same database, and the ratio;"
+              + " the target is >= 0.95)")
+  String noopProvider;
+
+  @Option(
       names = "--provider-comparison",
       description =
           "instead of no-op items: Fencekeeper with the http provider against a sim provider vs"
@@ -248,6 +259,7 @@ public final class BenchCommand implements Callable<Integer> {
     PrintStream out = System.out;
     try {
       client();
+      noopSides();
     } catch (IllegalArgumentException usage) {
       // a usage error: one line, before anything starts
       System.err.println(usage.getMessage());
@@ -408,19 +420,42 @@ public final class BenchCommand implements Callable<Integer> {
     Files.createDirectories(dir);
     BenchDatabase db = database(name, dir);
     out.printf(
-        "%nthroughput on %s: %d items, no-op provider (after an untimed warm-up of %d)%n",
-        db.name(), items, warmup);
+        "%nthroughput on %s: %d items, no-op provider %s (after an untimed warm-up of %d)%n",
+        db.name(), items, noopProvider, warmup);
     printDatabase(out, db);
-    FencekeeperBench.Result fk =
-        FencekeeperBench.run(
-            db,
-            dir,
-            items,
-            warmup,
-            FencekeeperBench.Setup.withProvider(workers, new NoopProvider()),
-            configOverrides);
-    printFencekeeper(out, fk);
     Map<String, Object> section = new LinkedHashMap<>();
+    FencekeeperBench.Result fk = null;
+    Map<String, List<Double>> perSide = new LinkedHashMap<>();
+    for (String side : noopSides()) {
+      out.printf("  no-op provider %s:%n", side);
+      FencekeeperBench.Result result =
+          FencekeeperBench.run(
+              db,
+              dir,
+              items,
+              warmup,
+              side.equals("plugin")
+                  ? FencekeeperBench.Setup.noopPlugin(workers, dir)
+                  : FencekeeperBench.Setup.withProvider(workers, new NoopProvider()),
+              configOverrides);
+      printFencekeeper(out, result);
+      perSide.computeIfAbsent(side, s -> new ArrayList<>()).add(result.itemsPerSecond());
+      fk = fk == null ? result : fk;
+    }
+    if (perSide.size() == 2) {
+      double inProcess = mean(perSide.get("in-process"));
+      double plugin = mean(perSide.get("plugin"));
+      double ratio = plugin / inProcess;
+      out.printf(
+          "  => no-op through the plugin path %.0f items/s vs in-process %.0f items/s (each the"
+              + " mean of 2, run in-process, plugin, plugin, in-process): ratio %.3f %s%n",
+          plugin,
+          inProcess,
+          ratio,
+          ratio >= 0.95 ? "(target met)" : "(target: >= 0.95)");
+      section.put("noopItemsPerSecond", perSide);
+      section.put("pluginToInProcessRatio", ratio);
+    }
     section.put("database", db.name());
     section.put("databaseSettings", db.settings());
     section.put("databaseCpu", db.server().description());
@@ -639,6 +674,22 @@ public final class BenchCommand implements Callable<Integer> {
     machine.put("maxHeapBytes", Runtime.getRuntime().maxMemory());
     machine.put("java", System.getProperty("java.version"));
     return machine;
+  }
+
+  /** {@code --noop-provider}: the sides the throughput runs, in order. */
+  private List<String> noopSides() {
+    return switch (noopProvider) {
+      case "in-process" -> List.of("in-process");
+      case "plugin" -> List.of("plugin");
+      case "both" -> List.of("in-process", "plugin", "plugin", "in-process");
+      default ->
+          throw new IllegalArgumentException(
+              "--noop-provider: in-process, plugin or both, got " + noopProvider);
+    };
+  }
+
+  private static double mean(List<Double> values) {
+    return values.stream().mapToDouble(Double::doubleValue).average().orElse(0);
   }
 
   /** {@code --provider-client}: pekko, jdk or jdk-direct, anything else refused by name. */

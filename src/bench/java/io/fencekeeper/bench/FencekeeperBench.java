@@ -104,6 +104,26 @@ final class FencekeeperBench {
           workers, provider, Map.of(), ProcessCpu.notMeasured("no sim process"), NOTHING);
     }
 
+    /**
+     * {@code FENCEKEEPER_PROVIDER=java} with {@link NoopPlugin} in a jar of its own under {@code
+     * workDir}: the no-op provider through the plugin path, as an operator configures a plugin.
+     */
+    static Setup noopPlugin(int workers, Path workDir) throws java.io.IOException {
+      Path path = NoopPlugin.jarIn(workDir.resolve("noop-plugin"));
+      return new Setup(
+          workers,
+          null,
+          Map.of(
+              "fencekeeper.provider.kind",
+              "java",
+              "fencekeeper.provider.class",
+              NoopPlugin.class.getName(),
+              "fencekeeper.provider.path",
+              path.toString()),
+          ProcessCpu.notMeasured("no sim process"),
+          NOTHING);
+    }
+
     /** {@code FENCEKEEPER_PROVIDER=http}, {@code FENCEKEEPER_PROVIDER_URL} = the sim. */
     static Setup httpProvider(int workers, Sim sim) {
       return new Setup(

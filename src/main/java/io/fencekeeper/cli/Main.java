@@ -23,7 +23,8 @@ import picocli.CommandLine.ScopeType;
       AuditCommand.class,
       ReportCommand.class,
       VerifyCommand.class,
-      ArchiveCommand.class
+      ArchiveCommand.class,
+      ProviderCheckCommand.class
     })
 public final class Main implements Runnable {
 

@@ -29,6 +29,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -70,11 +71,7 @@ public final class RunCommand implements Callable<Integer> {
   @Option(names = "--max-failed-items", defaultValue = "10")
   int maxFailedItems;
 
-  @Option(names = "--provider", defaultValue = "sim", description = "sim (in-process) or http")
-  String provider;
-
-  @Option(names = "--provider-url", description = "base URL of an http provider")
-  URI providerUrl;
+  @Mixin ProviderOptions provider = new ProviderOptions();
 
   @Option(names = "--workers", description = "worker pool size (default: from configuration)")
   Integer workers;
@@ -128,25 +125,19 @@ public final class RunCommand implements Callable<Integer> {
     if (dataDir != null) {
       overrides.put("fencekeeper.data-dir", dataDir.toString());
     }
-    ProviderSettings.Kind kind;
     try {
-      kind = ProviderSettings.Kind.parse(provider);
-    } catch (IllegalArgumentException unknown) {
+      overrides.putAll(
+          provider.overrides(
+              "sim",
+              "--provider must be sim, http with --provider-url, or java with --provider-class"
+                  + " and --provider-path",
+              ProviderSettings.Kind.SIM,
+              ProviderSettings.Kind.HTTP,
+              ProviderSettings.Kind.JAVA));
+    } catch (ProviderOptions.Usage usage) {
       // a usage error like the others: one line naming what was wrong, no trace, no node
-      System.err.println("--provider must be sim, or http with --provider-url");
+      System.err.println(usage.getMessage());
       return 64;
-    }
-    if (kind == ProviderSettings.Kind.HTTP && providerUrl == null) {
-      System.err.println("--provider http needs --provider-url");
-      return 64;
-    }
-    if (kind == ProviderSettings.Kind.JDBC) {
-      System.err.println("--provider must be sim, or http with --provider-url");
-      return 64;
-    }
-    overrides.put("fencekeeper.provider.kind", kind.name().toLowerCase(java.util.Locale.ROOT));
-    if (providerUrl != null) {
-      overrides.put("fencekeeper.provider.url", providerUrl.toString());
     }
     if (verify) {
       overrides.put("fencekeeper.verify.when-run-ends", true);
@@ -156,7 +147,14 @@ public final class RunCommand implements Callable<Integer> {
     if (workers != null) {
       builder.workers(workers);
     }
-    FencekeeperNode node = builder.start();
+    FencekeeperNode node;
+    try {
+      node = builder.start();
+    } catch (IllegalArgumentException refused) {
+      // a configuration the node refuses (a provider plugin that cannot be loaded): one line
+      System.err.println("fencekeeper node not started: " + refused.getMessage());
+      return 78;
+    }
     try {
       node.awaitUp(Duration.ofSeconds(60));
       RunService runs = node.runs();

@@ -201,6 +201,21 @@ public final class FencekeeperNode implements AutoCloseable {
     ActorSystem<Void> system =
         startActorSystem(
             b.config, settings, database, b.workers != null ? b.workers : settings.workers());
+    try {
+      return startOn(system, b, settings, retention, database);
+    } catch (RuntimeException e) {
+      // a node that cannot start (a provider plugin that refused to load) leaves nothing running
+      system.terminate();
+      throw e;
+    }
+  }
+
+  private static FencekeeperNode startOn(
+      ActorSystem<Void> system,
+      Builder b,
+      NodeSettings settings,
+      RetentionSettings retention,
+      JournalDatabase database) {
     ItemShards shards =
         new ItemShards(
             system.settings().config().getInt("pekko.cluster.sharding.number-of-shards"));

@@ -94,10 +94,23 @@ final class NodeWorkerPool {
         .entries()
         .forEach(
             (name, entry) -> {
-              ProviderFactory.Started provider =
-                  name.equals(ProviderName.DEFAULT) && defaultProvider != null
-                      ? new ProviderFactory.Started(defaultProvider, Optional.empty())
-                      : ProviderFactory.start(entry.settings(), system, workers);
+              ProviderFactory.Started provider;
+              try {
+                provider =
+                    name.equals(ProviderName.DEFAULT) && defaultProvider != null
+                        ? new ProviderFactory.Started(defaultProvider, Optional.empty())
+                        : ProviderFactory.start(entry.settings(), system, workers);
+              } catch (RuntimeException e) {
+                // a provider that cannot start (a plugin refused) stops the node's start: the
+                // ones built before it are closed, not left running behind it
+                providers.forEach(
+                    (built, started) -> {
+                      if (!(built.equals(ProviderName.DEFAULT) && defaultProvider != null)) {
+                        started.provider().close();
+                      }
+                    });
+                throw e;
+              }
               // the embedded sim is part of the node: it judges the cleanup deadline by the
               // node's clock (a test node whose clock is moved by hand sends deadlines by it)
               provider.sim().ifPresent(sim -> sim.useClock(clock));

@@ -281,7 +281,10 @@ public final class ItemAttempt {
                 if (found.isPresent()) {
                   return record(OutcomeKind.FOUND_BY_LOOKUP, found.get());
                 }
-                return planAndApply(0);
+                // the retries go on counting: an apply that is ambiguous every time and never
+                // found (a provider that fails before it commits, a plugin that throws) ends the
+                // attempt after its retries instead of holding the worker until the run's deadline
+                return planAndApply(retry);
               }
               return onProviderError(
                   ProviderError.from(failure), retry, () -> reconcile(retry + 1));

@@ -3,6 +3,7 @@ package io.fencekeeper.architecture;
 import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
+import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
@@ -13,8 +14,10 @@ import org.junit.jupiter.api.Test;
  * The package layers of docs/design.md ("Code map"): item ← provider ← worker ← dispatch ← run ←
  * verify, archive ← node ← api ← cli, with bench beside api (it may read api, as a client), and the
  * root package and journal beneath them all; localdb (the developers' PostgreSQL, its own jar)
- * imports nothing of the project and only the bench uses it. A lower layer that needs something
- * from a higher one gets it passed in; it never imports it.
+ * imports nothing of the project and only the bench uses it; sdk (the public libraries for teams'
+ * own code: the provider plugin API, its checks and its test kit, each its own jar) imports nothing
+ * of the project outside sdk and no framework, and any layer may use it. A lower layer that needs
+ * something from a higher one gets it passed in; it never imports it.
  */
 class LayeringTest {
 
@@ -22,8 +25,8 @@ class LayeringTest {
       java.util.regex.Pattern.compile(".*Test(\\$.*)?\\.class");
 
   /**
-   * The product's classes, the bench's and localdb's (compiled with the tests), not the tests
-   * themselves.
+   * The product's classes, the bench's, localdb's and the SDK's test kit (compiled with the tests),
+   * not the tests themselves.
    */
   static final ImportOption PRODUCT_AND_BENCH =
       (Location location) ->
@@ -117,6 +120,34 @@ class LayeringTest {
             "api",
             "bench",
             "cli")
+        .check(CLASSES);
+  }
+
+  /**
+   * The SDK is what teams compile against (docs/design.md, "Code map"): its jars carry nothing of
+   * the product and no framework, so a plugin never links to the node's Pekko, Jackson or config.
+   * Its API and checks (the jar a plugin depends on) need no JUnit either; the test kit does.
+   */
+  @Test
+  void theSdkDependsOnNothingOfTheProductNorOnAFramework() {
+    com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses()
+        .that()
+        .resideInAPackage("io.fencekeeper.sdk..")
+        .should()
+        .dependOnClassesThat(
+            JavaClass.Predicates.resideInAPackage("io.fencekeeper..")
+                .and(JavaClass.Predicates.resideOutsideOfPackage("io.fencekeeper.sdk..")))
+        .orShould()
+        .dependOnClassesThat()
+        .resideInAnyPackage(
+            "org.apache.pekko..", "scala..", "com.typesafe..", "com.fasterxml..", "org.slf4j..")
+        .check(CLASSES);
+    com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses()
+        .that()
+        .resideInAnyPackage("io.fencekeeper.sdk.provider", "io.fencekeeper.sdk.provider.check")
+        .should()
+        .dependOnClassesThat()
+        .resideInAnyPackage("org.junit..", "org.opentest4j..")
         .check(CLASSES);
   }
 

@@ -118,6 +118,20 @@ class BenchCommandSmokeTest {
   }
 
   @Test
+  void theNoopProviderThroughThePluginPathRunsBesideTheInProcessOneAndTheRatioIsReported()
+      throws Exception {
+    JsonNode section =
+        bench("--items=20", "--noop-provider=both", "--skip-db-scheduler", "--skip-pekko-floor")
+            .get("throughput")
+            .get(0);
+    JsonNode perSide = section.get("noopItemsPerSecond");
+    assertEquals(2, perSide.get("in-process").size(), perSide.toString());
+    assertEquals(2, perSide.get("plugin").size(), perSide.toString());
+    assertTrue(section.get("pluginToInProcessRatio").asDouble() > 0);
+    assertTrue(Files.exists(dir.resolve("h2/noop-plugin/noop-plugin.jar")));
+  }
+
+  @Test
   void providerComparisonAppliesOneEffectPerItemOnBothSidesThroughASimProcess() throws Exception {
     JsonNode section =
         bench("--provider-comparison", "--items=40").get("providerComparison").get(0);

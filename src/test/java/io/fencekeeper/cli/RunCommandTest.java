@@ -75,13 +75,27 @@ class RunCommandTest {
     Result httpWithoutUrl = run(args(accounts, data, "--provider", "http"));
     Result jdbc = run(args(accounts, data, "--provider", "jdbc"));
     Result unknown = run(args(accounts, data, "--provider", "ftp"));
+    Result javaWithoutClass = run(args(accounts, data, "--provider", "java"));
+    Result classWithoutJava =
+        run(args(accounts, data, "--provider-class", "com.acme.LedgerProvider"));
 
+    String kinds =
+        "--provider must be sim, http with --provider-url, or java with --provider-class and"
+            + " --provider-path";
     assertEquals(64, httpWithoutUrl.exit());
     assertEquals("--provider http needs --provider-url", httpWithoutUrl.err().strip());
     assertEquals(64, jdbc.exit());
-    assertEquals("--provider must be sim, or http with --provider-url", jdbc.err().strip());
+    assertEquals(kinds, jdbc.err().strip());
     assertEquals(64, unknown.exit());
-    assertEquals("--provider must be sim, or http with --provider-url", unknown.err().strip());
+    assertEquals(kinds, unknown.err().strip());
+    assertEquals(64, javaWithoutClass.exit());
+    assertEquals(
+        "--provider java needs --provider-class and --provider-path",
+        javaWithoutClass.err().strip());
+    assertEquals(64, classWithoutJava.exit());
+    assertEquals(
+        "--provider-class, --provider-path and --provider-setting are for --provider java",
+        classWithoutJava.err().strip());
     assertTrue(Files.notExists(data), "no node started, no database made");
   }
 

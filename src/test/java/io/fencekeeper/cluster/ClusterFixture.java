@@ -115,9 +115,22 @@ final class ClusterFixture {
 
   static RunView createRun(FencekeeperNode via, String job, List<AccountCursor> accounts)
       throws Exception {
+    return createRun(via, job, accounts, null);
+  }
+
+  /** A run that calls the provider named {@code provider} (null: the default one). */
+  static RunView createRun(
+      FencekeeperNode via, String job, List<AccountCursor> accounts, String provider)
+      throws Exception {
     RunRequest request =
         new RunRequest(
-            job, DATE, new Scope.Inline(accounts), Instant.now().plus(Duration.ofHours(1)), 20, 0);
+            job,
+            DATE,
+            new Scope.Inline(accounts),
+            Instant.now().plus(Duration.ofHours(1)),
+            20,
+            0,
+            provider);
     return assertInstanceOf(
             RunCoordinator.Created.class,
             via.runs().create(request).toCompletableFuture().get(60, TimeUnit.SECONDS))

@@ -45,6 +45,14 @@ final class JournalTimeline {
 
   /** Reads every event of the items of {@code job}, deserialized as the nodes wrote them. */
   static JournalTimeline read(ProcessCluster cluster, String job) throws Exception {
+    return readJobs(cluster, job + "/");
+  }
+
+  /**
+   * Reads every event of the items whose id starts with {@code prefix} ({@code kill-9} reads the
+   * jobs {@code kill-9} and {@code kill-9-ledger}), in one query.
+   */
+  static JournalTimeline readJobs(ProcessCluster cluster, String prefix) throws Exception {
     Serialization serialization =
         SerializationExtension.get(
             org.apache.pekko.actor.typed.javadsl.Adapter.toClassic(cluster.client.system()));
@@ -57,7 +65,7 @@ final class JournalTimeline {
                 "SELECT persistence_id, sequence_number, writer, db_time, event_ser_id,"
                     + " event_ser_manifest, event_payload FROM event_journal"
                     + " WHERE persistence_id LIKE ? ORDER BY persistence_id, sequence_number")) {
-      s.setString(1, WorkItem.ENTITY_TYPE_KEY.name() + "|" + job + "/%");
+      s.setString(1, WorkItem.ENTITY_TYPE_KEY.name() + "|" + prefix + "%");
       try (ResultSet rs = s.executeQuery()) {
         while (rs.next()) {
           String itemId = rs.getString(1).substring(rs.getString(1).indexOf('|') + 1);
@@ -95,6 +103,15 @@ final class JournalTimeline {
           }
         });
     return held;
+  }
+
+  /** Whether the lease {@code holder} held on {@code item} was taken over (claimed from it). */
+  boolean takenOver(String item, String holder) {
+    return byItem.get(item).stream()
+        .anyMatch(
+            row ->
+                row.event() instanceof WorkItem.LeaseGranted granted
+                    && holder.equals(granted.previousOwner()));
   }
 
   List<Row> rows() {

@@ -15,7 +15,6 @@ import io.fencekeeper.api.http.ApiJson;
 import io.fencekeeper.archive.ArchiveManifest;
 import io.fencekeeper.archive.ArchiveReader;
 import io.fencekeeper.item.ItemId;
-import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.run.RunState;
 import io.fencekeeper.run.RunView;
 import io.fencekeeper.run.scope.AccountCursor;
@@ -277,11 +276,7 @@ class KeeperKillProcessTest {
   private static String takeover(
       JournalTimeline journal, String item, String holder, Instant killed) {
     assertTrue(
-        journal.byItem.get(item).stream()
-            .anyMatch(
-                row ->
-                    row.event() instanceof WorkItem.LeaseGranted granted
-                        && holder.equals(granted.previousOwner())),
+        journal.takenOver(item, holder),
         "the lease of " + holder + " on " + item + " at the kill was taken over");
     return NodeCrashProcessTest.takeoverAfterExpiry(journal, item, holder, killed);
   }

@@ -26,7 +26,11 @@ import org.junit.jupiter.api.Test;
 /**
  * kill -9 of a node process in the middle of a run, once a worker node and once the oldest node
  * (the coordinator's host, so the coordinator moves). The run completes, the sim process counts one
- * effect per key, and no persistence id has two interleaved writers. Measured from the journal and
+ * effect per key, and no persistence id has two interleaved writers. With the worker node, a second
+ * night runs beside it through the example provider plugin ({@code examples/postgres-provider},
+ * {@link LedgerNight}), and the killed node holds leases of both at the kill: that night too
+ * succeeds with exactly one write-off line per key in the plugin's table and every balance written
+ * off once, and {@code fencekeeper verify} finds that it agrees. Measured from the journal and
  * printed (docs/cluster.md, "When a node dies"): the completion rate before and after the kill, and
  * when the leases the dead node held were claimed again; docs/design.md, "Performance" asks for the
  * survivors at half the rate within 5 s and every lease taken over within lease + 5 s. Only a loose
@@ -35,19 +39,34 @@ import org.junit.jupiter.api.Test;
 @ProcessTest
 class NodeCrashProcessTest {
 
+  /** The night through the example plugin: a job whose name starts with the sim night's. */
+  static final String LEDGER_JOB = "kill-9-ledger";
+
+  /** Enough that the plugin's night (fast: no latency) is still running when the kill comes. */
+  static final int LEDGER_ITEMS = 2000;
+
   @Test
   void aWorkerNodeKilledMidRunIsTakenOverAndEveryKeyTakesEffectOnce() throws Exception {
-    killMidRun(2, "worker node");
+    killMidRun(2, "worker node", true);
   }
 
   @Test
   void theOldestNodeKilledMidRunMovesTheCoordinatorAndEveryKeyTakesEffectOnce() throws Exception {
-    killMidRun(0, "oldest node");
+    killMidRun(0, "oldest node", false);
   }
 
-  private void killMidRun(int victimIndex, String what) throws Exception {
+  private void killMidRun(int victimIndex, String what, boolean ledgerNight) throws Exception {
+    LedgerNight ledger = ledgerNight ? LedgerNight.seed(accounts(LEDGER_ITEMS)) : null;
     try (ProcessCluster cluster =
-        new ProcessCluster(8, "--latency-ms", "30", "--jitter-ms", "10", "--seed", "3")) {
+        new ProcessCluster(
+            8,
+            ledger == null ? Map.of() : ledger.providerConfig(),
+            "--latency-ms",
+            "30",
+            "--jitter-ms",
+            "10",
+            "--seed",
+            "3")) {
       String job = "kill-9";
       // 700 done before the kill: the 5 s window before it at the steady rate (100-150/s here),
       // not the run's ramp-up; 2,000 after: work for both 5 s windows after it even at 150/s (the
@@ -60,10 +79,26 @@ class NodeCrashProcessTest {
           700,
           Duration.ofSeconds(120),
           "700 items of the run done");
+      RunView night = null;
+      if (ledger != null) {
+        night = createRun(cluster.client, LEDGER_JOB, ledger.accounts, LedgerNight.PROVIDER);
+        awaitDone(
+            cluster.client,
+            night.runId(),
+            50,
+            Duration.ofSeconds(120),
+            "50 items of the plugin's night done");
+      }
       ProcessCluster.NodeProcess victim = cluster.nodes.get(victimIndex);
-      // stopped at a moment when its workers hold leases, then killed: from the stop on it does
-      // nothing more, so the stop is the moment of death
-      StopWhileHolding stop = StopWhileHolding.stop(cluster, job, created.runId(), victim);
+      // stopped at a moment when its workers hold leases (of both nights, when there are two),
+      // then killed: from the stop on it does nothing more, so the stop is the moment of death
+      StopWhileHolding stop =
+          StopWhileHolding.stop(
+              cluster,
+              ledger == null ? List.of(job) : List.of(job, LEDGER_JOB),
+              created.runId(),
+              victim);
+      Map<String, String> held = heldOf(stop, job);
       Instant killedAt = stop.stoppedAt();
       victim.process().destroyForcibly(); // SIGKILL: no leave, no flush, no goodbye
       victim.process().waitFor(30, TimeUnit.SECONDS);
@@ -75,25 +110,18 @@ class NodeCrashProcessTest {
       assertEquals(Map.of(), cluster.interleavedWriters(), "A, B, A writers per persistence id");
 
       JournalTimeline journal = JournalTimeline.read(cluster, job);
-      stop.held()
-          .forEach(
-              (item, holder) ->
-                  assertTrue(
-                      journal.byItem.get(item).stream()
-                          .anyMatch(
-                              row ->
-                                  row.event() instanceof WorkItem.LeaseGranted granted
-                                      && holder.equals(granted.previousOwner())),
-                      "the lease of " + holder + " on " + item + " at the kill was taken over"));
+      held.forEach(
+          (item, holder) ->
+              assertTrue(
+                  journal.takenOver(item, holder),
+                  "the lease of " + holder + " on " + item + " at the kill was taken over"));
       Timeline timeline = Timeline.read(journal, victim.address());
       List<String> afterExpiry = new ArrayList<>();
-      stop.held()
-          .forEach(
-              (item, holder) ->
-                  afterExpiry.add(takeoverAfterExpiry(journal, item, holder, killedAt)));
+      held.forEach(
+          (item, holder) -> afterExpiry.add(takeoverAfterExpiry(journal, item, holder, killedAt)));
       assertTrue(
-          timeline.takeoversOfVictim() >= stop.held().size(),
-          "the killed node's leases were taken over: " + stop.held());
+          timeline.takeoversOfVictim() >= held.size(),
+          "the killed node's leases were taken over: " + held);
       Duration takeover = Duration.between(killedAt, timeline.lastTakeoverOfVictim());
       RunSignals.NodeTakeovers shown = ended.takeoversByNode().get(victim.address());
       assertEquals(
@@ -127,13 +155,75 @@ class NodeCrashProcessTest {
           histogram,
           timeline.perSecond(killedAt.minusSeconds(3), 15),
           timeline.grantsPerSecond(killedAt.minusSeconds(3), 15),
-          stop.held().size(),
+          held.size(),
           stop.tries(),
           afterExpiry);
       // a loose guard against a takeover that waits for something other than the lease (minutes,
       // not seconds); the figure itself is reported, not asserted
       assertTrue(takeover.compareTo(Duration.ofSeconds(60)) < 0, "takeover took " + takeover);
+      if (ledger != null) {
+        proveTheNightThroughThePlugin(
+            cluster, ledger, night, heldOf(stop, LEDGER_JOB), cluster.nodes.get(0));
+      }
     }
+  }
+
+  /** The leases of {@code job} among those the stopped node held. */
+  static Map<String, String> heldOf(StopWhileHolding stop, String job) {
+    Map<String, String> held = new java.util.LinkedHashMap<>();
+    stop.held()
+        .forEach(
+            (item, holder) -> {
+              if (item.startsWith(job + "/")) {
+                held.put(item, holder);
+              }
+            });
+    return held;
+  }
+
+  /**
+   * The plugin's night ended SUCCEEDED; each lease the killed node held of it was taken over; its
+   * ledger has exactly one write-off line per key, of the planned amount, and every residual is
+   * written off once; {@code fencekeeper verify} (its own process, against {@code survivor}) says
+   * AGREE.
+   */
+  private static void proveTheNightThroughThePlugin(
+      ProcessCluster cluster,
+      LedgerNight ledger,
+      RunView night,
+      Map<String, String> heldAtTheKill,
+      ProcessCluster.NodeProcess survivor)
+      throws Exception {
+    RunView ended = awaitEnded(cluster.client, night.runId(), Duration.ofSeconds(180));
+    assertEquals(RunState.SUCCEEDED, ended.state(), ended.toString());
+    assertEquals(
+        Map.of(),
+        ledger.discrepancies(LEDGER_JOB),
+        "account -> write-off lines under its key, written off, left");
+    JournalTimeline journal = JournalTimeline.read(cluster, LEDGER_JOB);
+    heldAtTheKill.forEach(
+        (item, holder) ->
+            assertTrue(
+                journal.takenOver(item, holder),
+                "the plugin night's lease of " + holder + " on " + item + " was taken over"));
+    long started = System.nanoTime();
+    VerifyProcessTest.Cli verify =
+        VerifyProcessTest.verifyCli(cluster, survivor, night.runId(), null);
+    double verifySeconds = (System.nanoTime() - started) / 1e9;
+    assertEquals(0, verify.exit(), verify.output());
+    assertTrue(verify.output().contains("AGREE: " + LEDGER_ITEMS + " checked"), verify.output());
+    System.out.printf(
+        "NODE DEATH, THE PLUGIN'S NIGHT (examples/postgres-provider, beside the sim's): %d items"
+            + " %s in %.1f s; the killed node held %d of its leases, each taken over; %d"
+            + " reconciliations; %d write-off lines, one per key, every residual written off once;"
+            + " verify AGREE in %.1f s (its own process)%n",
+        LEDGER_ITEMS,
+        ended.state(),
+        Duration.between(ended.createdAt(), ended.endedAt()).toMillis() / 1000.0,
+        heldAtTheKill.size(),
+        ended.reconciliations(),
+        ledger.lines(),
+        verifySeconds);
   }
 
   /**

@@ -8,6 +8,7 @@ import io.fencekeeper.testing.Await;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -31,17 +32,37 @@ record StopWhileHolding(Instant stoppedAt, Map<String, String> held, int tries) 
   static StopWhileHolding stop(
       ProcessCluster cluster, String job, String runId, ProcessCluster.NodeProcess node)
       throws Exception {
+    return stop(cluster, List.of(job), runId, node);
+  }
+
+  /**
+   * As {@link #stop(ProcessCluster, String, String, ProcessCluster.NodeProcess)}, holding leases of
+   * every one of {@code jobs} (their names share the first one's as a prefix, so that each read is
+   * one query); {@code runId} is the first job's run.
+   */
+  static StopWhileHolding stop(
+      ProcessCluster cluster, List<String> jobs, String runId, ProcessCluster.NodeProcess node)
+      throws Exception {
     String address = node.address();
     for (int tries = 1; ; tries++) {
       Instant stoppedAt = Instant.now();
       ProcessCluster.signal(node.process(), "STOP");
-      Map<String, String> held = heldWhileStopped(cluster, job, address);
-      if (!held.isEmpty()) {
+      Map<String, String> held =
+          heldByPrefix(cluster, jobs.size() == 1 ? jobs.get(0) + "/" : jobs.get(0), address);
+      if (jobs.stream()
+          .allMatch(job -> held.keySet().stream().anyMatch(item -> item.startsWith(job + "/")))) {
         return new StopWhileHolding(stoppedAt, held, tries);
       }
       ProcessCluster.signal(node.process(), "CONT");
       if (tries == TRIES) {
-        fail("node " + node.n() + " held no lease at any of " + TRIES + " stops");
+        fail(
+            "node "
+                + node.n()
+                + " held no lease of each of "
+                + jobs
+                + " at any of "
+                + TRIES
+                + " stops");
       }
       long done = view(cluster.client, runId).map(r -> r.counts().done()).orElse(0L);
       Await.until(
@@ -60,10 +81,16 @@ record StopWhileHolding(Instant stoppedAt, Map<String, String> held, int tries) 
    */
   static Map<String, String> heldWhileStopped(ProcessCluster cluster, String job, String address)
       throws Exception {
-    Map<String, String> first = JournalTimeline.read(cluster, job).leasedBy(address);
+    return heldByPrefix(cluster, job + "/", address);
+  }
+
+  /** As above, for the items whose ids start with {@code prefix}. */
+  private static Map<String, String> heldByPrefix(
+      ProcessCluster cluster, String prefix, String address) throws Exception {
+    Map<String, String> first = JournalTimeline.readJobs(cluster, prefix).leasedBy(address);
     Map<String, String> held = new LinkedHashMap<>();
     if (!first.isEmpty()) {
-      JournalTimeline.read(cluster, job)
+      JournalTimeline.readJobs(cluster, prefix)
           .leasedBy(address)
           .forEach(
               (item, holder) -> {

@@ -347,6 +347,23 @@ class ItemAttemptTest {
   }
 
   @Test
+  void anApplyAmbiguousEveryTimeAndNeverFoundEndsTheAttemptAfterItsRetries() throws Exception {
+    claimAnswers(ScriptedItems.claimed(ITEM, TOKEN, EffectStatus.NONE));
+    provider.applies(
+        () -> ScriptedProvider.failing(new ProviderError.Ambiguous("the plugin threw")));
+
+    attempt();
+
+    assertEquals(
+        List.of("plan", "apply", "lookup", "plan", "apply", "lookup", "plan", "apply"),
+        provider.operations(),
+        "each lookup before the next apply, and no more than the attempt's retries");
+    assertEquals(
+        List.of(CLAIM, MARK_AMBIGUOUS, MARK_AMBIGUOUS, MARK_AMBIGUOUS, ScriptedItems.FAIL),
+        items.names());
+  }
+
+  @Test
   void anAmbiguousApplyWhoseMarkFindsTheLeaseLostStopsThere() throws Exception {
     claimAnswers(ScriptedItems.claimed(ITEM, TOKEN, EffectStatus.NONE));
     provider.applies(() -> ScriptedProvider.failing(new ProviderError.Ambiguous("reset")));

@@ -7,6 +7,7 @@ import com.typesafe.config.ConfigUtil;
 import io.fencekeeper.provider.ProviderName;
 import io.fencekeeper.provider.budget.ProviderBudget;
 import io.fencekeeper.provider.jdbc.JdbcProviderSettings;
+import io.fencekeeper.provider.plugin.PluginSettings;
 import java.net.URI;
 import java.time.Duration;
 import java.util.Map;
@@ -33,6 +34,7 @@ public record ProviderCatalog(
   private static final Config NAMED_DEFAULTS =
       ConfigFactory.parseString(
           "url = \"\", user = \"\", password = \"\", max-in-flight = 0, max-rate = 0,"
+              + " class = \"\", path = \"\","
               + " jdbc { effect-sql = \"\", plan-sql = \"\", threads = 4, queue-capacity = 1024,"
               + " currency = \"\" }");
 
@@ -54,13 +56,15 @@ public record ProviderCatalog(
     Config fk = root.getConfig("fencekeeper");
     Map<String, Entry> entries = new TreeMap<>();
     Config defaultBlock = fk.getConfig("provider").withFallback(NAMED_DEFAULTS);
+    ProviderBudget defaultBudget = budget(defaultBlock, "fencekeeper.provider");
     entries.put(
         ProviderName.DEFAULT,
         new Entry(
             ProviderName.DEFAULT,
             withTimeouts(
-                ProviderSettings.fromConfig(defaultBlock), defaultBlock, "fencekeeper.provider"),
-            budget(defaultBlock, "fencekeeper.provider")));
+                    ProviderSettings.fromConfig(defaultBlock), defaultBlock, "fencekeeper.provider")
+                .withPluginThreads(defaultBudget.maxInFlight()),
+            defaultBudget));
     if (fk.hasPath("providers")) {
       Config named = fk.getConfig("providers");
       for (String name : named.root().keySet()) {
@@ -75,7 +79,11 @@ public record ProviderCatalog(
               path + ": the default provider is fencekeeper.provider (FENCEKEEPER_PROVIDER)");
         }
         Config block = named.getConfig(ConfigUtil.quoteString(name)).withFallback(NAMED_DEFAULTS);
-        entries.put(name, new Entry(name, settings(block, path), budget(block, path)));
+        ProviderBudget budget = budget(block, path);
+        entries.put(
+            name,
+            new Entry(
+                name, settings(name, block, path).withPluginThreads(budget.maxInFlight()), budget));
       }
     }
     Config budget = fk.hasPath("budget") ? fk.getConfig("budget") : ConfigFactory.empty();
@@ -107,10 +115,11 @@ public record ProviderCatalog(
     return budgets;
   }
 
-  private static ProviderSettings settings(Config block, String path) {
+  private static ProviderSettings settings(String name, Config block, String path) {
     ProviderSettings.Kind kind = ProviderSettings.Kind.parse(block.getString("kind"));
     String url = block.getString("url").trim();
-    if (kind != ProviderSettings.Kind.SIM && url.isEmpty()) {
+    if ((kind == ProviderSettings.Kind.HTTP || kind == ProviderSettings.Kind.JDBC)
+        && url.isEmpty()) {
       throw new IllegalArgumentException(
           path + ".url is required for kind " + kind.name().toLowerCase(java.util.Locale.ROOT));
     }
@@ -128,6 +137,7 @@ public record ProviderCatalog(
                     .withCurrency(statements.getString("currency"))
                     .validated());
           }
+          case JAVA -> ProviderSettings.java(PluginSettings.fromConfig(name, block, path, false));
         };
     if (block.hasPath("http.max-connections")) {
       try {

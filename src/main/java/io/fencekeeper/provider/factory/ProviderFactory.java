@@ -4,6 +4,7 @@ import io.fencekeeper.provider.Provider;
 import io.fencekeeper.provider.http.HttpProvider;
 import io.fencekeeper.provider.http.StandaloneSystem;
 import io.fencekeeper.provider.jdbc.JdbcProvider;
+import io.fencekeeper.provider.plugin.PluginProvider;
 import io.fencekeeper.provider.sim.SimProviderServer;
 import java.util.Optional;
 import org.apache.pekko.actor.ActorSystem;
@@ -26,7 +27,9 @@ public final class ProviderFactory {
   /**
    * The provider of a node with {@code workers} workers: the http client's pool (and the embedded
    * sim's server) run on the node's actor system, with one connection per worker unless {@code
-   * fencekeeper.provider.http.max-connections} says otherwise.
+   * fencekeeper.provider.http.max-connections} says otherwise; a java plugin gets a pool of threads
+   * of its own, as many as its budget's {@code max-in-flight}, or one per worker without a budget.
+   * A plugin that cannot be loaded is a {@link io.fencekeeper.provider.plugin.PluginProblem}.
    */
   public static Started start(
       ProviderSettings settings, ClassicActorSystemProvider system, int workers) {
@@ -58,7 +61,16 @@ public final class ProviderFactory {
             Optional.of(server));
       }
       case JDBC -> new Started(JdbcProvider.start(settings.jdbc()), Optional.empty());
+      case JAVA -> new Started(plugin(settings, workers), Optional.empty());
     };
+  }
+
+  private static PluginProvider plugin(ProviderSettings settings, int workers) {
+    return PluginProvider.start(
+        settings.plugin().providerName(),
+        settings.plugin(),
+        settings.requestTimeout(),
+        settings.plugin().threadsFor(workers));
   }
 
   /**
@@ -68,6 +80,9 @@ public final class ProviderFactory {
   public static Started start(ProviderSettings settings) {
     if (settings.kind() == ProviderSettings.Kind.JDBC) {
       return new Started(JdbcProvider.start(settings.jdbc()), Optional.empty());
+    }
+    if (settings.kind() == ProviderSettings.Kind.JAVA) {
+      return new Started(plugin(settings, HttpProvider.DEFAULT_MAX_CONNECTIONS), Optional.empty());
     }
     ActorSystem system = StandaloneSystem.start("fencekeeper-provider", 4);
     try {

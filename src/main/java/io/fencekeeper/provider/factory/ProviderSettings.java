@@ -1,7 +1,9 @@
 package io.fencekeeper.provider.factory;
 
 import com.typesafe.config.Config;
+import io.fencekeeper.provider.ProviderName;
 import io.fencekeeper.provider.jdbc.JdbcProviderSettings;
+import io.fencekeeper.provider.plugin.PluginSettings;
 import io.fencekeeper.provider.sim.SimFaults;
 import java.net.URI;
 import java.time.Duration;
@@ -23,6 +25,7 @@ import java.util.Locale;
  * @param clockSkewAllowance how far the clocks of a worker, the provider and an item's host may
  *     disagree: a key is looked up only once the deadline of every cleanup sent under it plus this
  *     has passed ({@code clock-skew-allowance}, docs/provider-protocol.md, "The deadline")
+ * @param plugin the Java plugin's class, jars and settings (java only)
  */
 public record ProviderSettings(
     Kind kind,
@@ -33,20 +36,22 @@ public record ProviderSettings(
     long simSeed,
     JdbcProviderSettings jdbc,
     int maxConnections,
-    Duration clockSkewAllowance) {
+    Duration clockSkewAllowance,
+    PluginSettings plugin) {
 
   public enum Kind {
     SIM,
     HTTP,
-    JDBC;
+    JDBC,
+    JAVA;
 
-    /** Parses {@code sim}, {@code http} or {@code jdbc}, case-insensitively. */
+    /** Parses {@code sim}, {@code http}, {@code jdbc} or {@code java}, case-insensitively. */
     public static Kind parse(String value) {
       try {
         return valueOf(value.trim().toUpperCase(Locale.ROOT));
       } catch (IllegalArgumentException | NullPointerException e) {
         throw new IllegalArgumentException(
-            "provider kind must be one of sim, http, jdbc (got '" + value + "')");
+            "provider kind must be one of sim, http, jdbc, java (got '" + value + "')");
       }
     }
   }
@@ -73,6 +78,9 @@ public record ProviderSettings(
     }
     if (kind == Kind.JDBC && jdbc == null) {
       throw new IllegalArgumentException("the jdbc provider needs jdbc settings");
+    }
+    if (kind == Kind.JAVA && plugin == null) {
+      throw new IllegalArgumentException("the java provider needs its plugin's settings");
     }
     connectTimeout = connectTimeout == null ? DEFAULT_CONNECT_TIMEOUT : connectTimeout;
     requestTimeout = requestTimeout == null ? DEFAULT_REQUEST_TIMEOUT : requestTimeout;
@@ -105,7 +113,17 @@ public record ProviderSettings(
       long simSeed,
       JdbcProviderSettings jdbc,
       int maxConnections) {
-    this(kind, url, connectTimeout, requestTimeout, simFaults, simSeed, jdbc, maxConnections, null);
+    this(
+        kind,
+        url,
+        connectTimeout,
+        requestTimeout,
+        simFaults,
+        simSeed,
+        jdbc,
+        maxConnections,
+        null,
+        null);
   }
 
   /** Without a connection limit of its own: one connection per worker. */
@@ -117,7 +135,7 @@ public record ProviderSettings(
       SimFaults simFaults,
       long simSeed,
       JdbcProviderSettings jdbc) {
-    this(kind, url, connectTimeout, requestTimeout, simFaults, simSeed, jdbc, 0, null);
+    this(kind, url, connectTimeout, requestTimeout, simFaults, simSeed, jdbc, 0, null, null);
   }
 
   /**
@@ -129,9 +147,10 @@ public record ProviderSettings(
 
   /**
    * Reads a provider block of the node's configuration ({@code fencekeeper.provider}): {@code kind}
-   * is {@code sim}, {@code http} (the base URL in {@code url}) or {@code jdbc} (the target
-   * database's JDBC URL in {@code url}, with {@code user}, {@code password} and the {@code jdbc}
-   * statements). The message of a refusal names the environment variable to set.
+   * is {@code sim}, {@code http} (the base URL in {@code url}), {@code jdbc} (the target database's
+   * JDBC URL in {@code url}, with {@code user}, {@code password} and the {@code jdbc} statements)
+   * or {@code java} (a plugin: {@code class}, {@code path}, {@code settings}). The message of a
+   * refusal names the environment variable to set.
    */
   public static ProviderSettings fromConfig(Config block) {
     Kind kind = Kind.parse(block.getString("kind"));
@@ -163,6 +182,9 @@ public record ProviderSettings(
                     statements.hasPath("currency") ? statements.getString("currency") : null)
                 .validated());
       }
+      case JAVA ->
+          java(
+              PluginSettings.fromConfig(ProviderName.DEFAULT, block, "fencekeeper.provider", true));
     };
   }
 
@@ -179,6 +201,29 @@ public record ProviderSettings(
     return new ProviderSettings(Kind.JDBC, null, null, null, null, 1L, jdbc);
   }
 
+  /** A Java provider plugin (docs/design.md, "The provider boundary"). */
+  public static ProviderSettings java(PluginSettings plugin) {
+    return new ProviderSettings(Kind.JAVA, null, null, null, null, 1L, null, 0, null, plugin);
+  }
+
+  /** The same plugin, its calls at once bounded by {@code maxThreads} (its budget; 0 = none). */
+  public ProviderSettings withPluginThreads(int maxThreads) {
+    if (plugin == null) {
+      return this;
+    }
+    return new ProviderSettings(
+        kind,
+        url,
+        connectTimeout,
+        requestTimeout,
+        simFaults,
+        simSeed,
+        jdbc,
+        maxConnections,
+        clockSkewAllowance,
+        plugin.withMaxThreads(maxThreads));
+  }
+
   public ProviderSettings withTimeouts(Duration connectTimeout, Duration requestTimeout) {
     return new ProviderSettings(
         kind,
@@ -189,7 +234,8 @@ public record ProviderSettings(
         simSeed,
         jdbc,
         maxConnections,
-        clockSkewAllowance);
+        clockSkewAllowance,
+        plugin);
   }
 
   public ProviderSettings withMaxConnections(int maxConnections) {
@@ -202,7 +248,8 @@ public record ProviderSettings(
         simSeed,
         jdbc,
         maxConnections,
-        clockSkewAllowance);
+        clockSkewAllowance,
+        plugin);
   }
 
   public ProviderSettings withClockSkewAllowance(Duration clockSkewAllowance) {
@@ -215,7 +262,8 @@ public record ProviderSettings(
         simSeed,
         jdbc,
         maxConnections,
-        clockSkewAllowance);
+        clockSkewAllowance,
+        plugin);
   }
 
   private static void requirePositive(String field, Duration value) {

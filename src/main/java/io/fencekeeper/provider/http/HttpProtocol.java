@@ -29,6 +29,12 @@ public final class HttpProtocol {
   public static final String CLEANUPS_PATH = "/v1/cleanups";
 
   /**
+   * What a provider claims (docs/provider-protocol.md, "Guarantees"): optional, read by {@code
+   * provider-check} only.
+   */
+  public static final String GUARANTEES_PATH = "/v1/guarantees";
+
+  /**
    * The protocol version a request speaks and a 1.1 server answers with (on every answer); a 1.0
    * request or server sends none.
    */

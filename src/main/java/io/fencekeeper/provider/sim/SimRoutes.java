@@ -135,6 +135,8 @@ final class SimRoutes {
       return requireMethod(method, "POST", () -> onApply(request, speaking));
     } else if (path.startsWith(HttpProtocol.CLEANUPS_PATH + "/")) {
       return requireMethod(method, "GET", () -> onLookup(request, speaking));
+    } else if (path.equals(HttpProtocol.GUARANTEES_PATH)) {
+      return requireMethod(method, "GET", () -> done(onGuarantees(speaking)));
     } else if (path.equals("/ledger")) {
       return requireMethod(method, "GET", () -> done(onLedger()));
     } else if (path.startsWith("/admin/") && !fromLoopback(request)) {
@@ -293,6 +295,28 @@ final class SimRoutes {
           HttpProtocol.BAD_REQUEST,
           HttpProtocol.PROTOCOL + " must name a version 1.x of the protocol");
     }
+  }
+
+  /**
+   * What the sim claims (docs/provider-protocol.md, "Guarantees"), as its fault knobs leave it: no
+   * fencing with ignoreFencing, no keys when non-idempotent; a sim speaking 1.0 has no document.
+   */
+  private HttpResponse onGuarantees(SimProtocol speaking) {
+    if (speaking != SimProtocol.V1_1) {
+      return respond(404, ErrorBody.of(HttpProtocol.NOT_FOUND, "no such endpoint"));
+    }
+    SimFaults faults = injector.faults();
+    return respond(
+        200,
+        Map.of(
+            "protocol",
+            HttpProtocol.VERSION_1_1,
+            "fences",
+            !faults.ignoreFencing(),
+            "keepsKeys",
+            !faults.nonIdempotent(),
+            "honoursDeadline",
+            true));
   }
 
   private HttpResponse onLedger() {
