@@ -124,15 +124,16 @@ class LayeringTest {
   }
 
   /**
-   * The SDK is what teams compile against (docs/design.md, "Code map"): its jars carry nothing of
-   * the product and no framework, so a plugin never links to the node's Pekko, Jackson or config.
+   * The provider SDK is what a plugin compiles against (docs/design.md, "Code map"): its jars carry
+   * nothing of the product and no framework, so a plugin never links to the node's Pekko, Jackson
+   * or config (the worker client, a program of the team's own, may use Jackson: the rule below).
    * Its API and checks (the jar a plugin depends on) need no JUnit either; the test kit does.
    */
   @Test
-  void theSdkDependsOnNothingOfTheProductNorOnAFramework() {
+  void theProviderSdkDependsOnNothingOfTheProductNorOnAFramework() {
     com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses()
         .that()
-        .resideInAPackage("io.fencekeeper.sdk..")
+        .resideInAPackage("io.fencekeeper.sdk.provider..")
         .should()
         .dependOnClassesThat(
             JavaClass.Predicates.resideInAPackage("io.fencekeeper..")
