@@ -35,7 +35,9 @@ import picocli.CommandLine.Option;
 /**
  * The main job on the embedded default: one node on an H2 file with the bundled simulated provider,
  * one run from a CSV of accounts, a live progress line, a final report, and an exit code that says
- * how the run ended (0 SUCCEEDED, 2 PARTIAL, 3 FAILED or CANCELLED).
+ * how the run ended (0 SUCCEEDED, 2 PARTIAL, 3 FAILED or CANCELLED), or, with {@code --verify},
+ * that its verification did not agree (4 DISCREPANCIES, 5 INCOMPLETE, as {@code verify}): a journal
+ * that misses an effect outweighs the run's state.
  */
 @Command(
     name = "run",
@@ -82,7 +84,8 @@ public final class RunCommand implements Callable<Integer> {
   @Option(
       names = "--verify",
       description =
-          "when the run ends, verify it against its provider and put the verdict in the report"
+          "when the run ends, verify it against its provider and put the verdict in the report;"
+              + " exit 4 (DISCREPANCIES) or 5 (INCOMPLETE) when it does not agree"
               + " (fencekeeper.verify.when-run-ends; docs/verification.md)")
   boolean verify;
 
@@ -216,10 +219,12 @@ public final class RunCommand implements Callable<Integer> {
       // the report is the last word: the node's shutdown below logs only what goes wrong
       QuietShutdown.begin();
       report(out, run, seconds, node.simProvider().orElse(null));
+      int exit = run.state().exitCode();
       if (endedHere && VerifySettings.fromConfig(node.system().settings().config()).whenRunEnds()) {
-        RunVerdict.print(out, node.verifications(), runId);
+        int verdict = RunVerdict.print(out, node.verifications(), runId);
+        exit = verdict != VerifyCommand.AGREE ? verdict : exit;
       }
-      return run.state().exitCode();
+      return exit;
     } finally {
       node.close();
     }

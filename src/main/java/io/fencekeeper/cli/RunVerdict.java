@@ -14,13 +14,14 @@ import java.util.concurrent.locks.LockSupport;
  * The verdict line of the {@code run} report when the run verifies itself when it ends ({@code
  * --verify}, {@code fencekeeper.verify.when-run-ends}): the verification the run's end requested,
  * or one asked for here if the keeper has not requested it yet (the same rows: it is joined, never
- * done twice at once), followed to its end.
+ * done twice at once), followed to its end. Its exit code is {@code verify}'s: 0 AGREE, 4
+ * DISCREPANCIES, 5 INCOMPLETE (a verification that could not start is one that could not complete).
  */
 final class RunVerdict {
 
   private RunVerdict() {}
 
-  static void print(PrintStream out, Verifications verifications, String runId) throws Exception {
+  static int print(PrintStream out, Verifications verifications, String runId) throws Exception {
     Optional<VerificationView> latest =
         verifications.get(runId, 0).toCompletableFuture().get(30, TimeUnit.SECONDS);
     int number;
@@ -39,7 +40,7 @@ final class RunVerdict {
       } else {
         out.println(
             "  verification      not started: " + ((VerificationKeeper.Refused) reply).message());
-        return;
+        return VerifyCommand.INCOMPLETE;
       }
     }
     VerificationView view = null;
@@ -66,5 +67,10 @@ final class RunVerdict {
         t.unexpectedEffect(),
         t.resolved(),
         view.reason() == null ? "" : " (" + view.reason() + ")");
+    return switch (view.verdict()) {
+      case "AGREE" -> VerifyCommand.AGREE;
+      case "DISCREPANCIES" -> VerifyCommand.DISCREPANCIES;
+      default -> VerifyCommand.INCOMPLETE;
+    };
   }
 }

@@ -139,6 +139,8 @@ public final class ItemAttempt {
   private volatile Instant sentUntil;
   // journaled with the attempt's last step: the run's throttled-answers counter is read from there
   private final AtomicInteger throttles = new AtomicInteger();
+  // a lookup of this attempt found nothing under the key: a later "nothing to do" is checked
+  private volatile boolean lookedUpNothing;
 
   public ItemAttempt(Context ctx, ItemId item, String workerId, Duration lease, int maxAttempts) {
     this(ctx, item, workerId, lease, maxAttempts, () -> false, CohortGate.NONE, new RunCalls());
@@ -284,6 +286,7 @@ public final class ItemAttempt {
                 // the retries go on counting: an apply that is ambiguous every time and never
                 // found (a provider that fails before it commits, a plugin that throws) ends the
                 // attempt after its retries instead of holding the worker until the run's deadline
+                lookedUpNothing = true;
                 return planAndApply(retry);
               }
               return onProviderError(
@@ -309,9 +312,45 @@ public final class ItemAttempt {
                     ProviderError.from(failure), retry, () -> planAndApply(retry + 1));
               }
               if (plan.nothingToDo()) {
-                return recordNothingToDo(plan);
+                return lookedUpNothing ? lookUpAgain(plan, 0) : recordNothingToDo(plan);
               }
               return apply(plan, retry);
+            })
+        .thenCompose(stage -> stage);
+  }
+
+  /**
+   * invariant "nothing to do is never a lost effect": after a lookup that found nothing, a plan
+   * that says nothing is left to do may say so because an effect committed after that lookup (a
+   * provider whose clock or commit ran past the deadline, docs/provider-protocol.md, "The
+   * deadline"; a plan may change only once the effect is committed, and a lookup answers 200 from
+   * then on). So the key is looked up once more before nothing to do is recorded: found, that is
+   * the effect, recorded as found; not found, nothing to do is the truth.
+   */
+  private CompletionStage<AttemptResult> lookUpAgain(Plan plan, int retry) {
+    if (cancelled.get()) {
+      return done(new AttemptResult.Lost("renewal answered LeaseLost"));
+    }
+    if (leaving.getAsBoolean()) {
+      return handBack(ctx.clock().instant());
+    }
+    return timed("lookup", () -> ctx.provider().lookup(item, claim.idempotencyKey()))
+        .handle(
+            (found, failure) -> {
+              if (failure != null) {
+                return onProviderError(
+                    ProviderError.from(failure), retry, () -> lookUpAgain(plan, retry + 1));
+              }
+              if (found.isEmpty()) {
+                return recordNothingToDo(plan);
+              }
+              log.warn(
+                  "{}: the provider committed the effect under {} after its lookup found nothing"
+                      + " (a commit past the cleanup's deadline: check the provider's clock and"
+                      + " commit time against the clock-skew allowance); recorded as found",
+                  item,
+                  claim.idempotencyKey());
+              return record(OutcomeKind.FOUND_BY_LOOKUP, found.get());
             })
         .thenCompose(stage -> stage);
   }

@@ -3,11 +3,14 @@ package io.fencekeeper.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.fencekeeper.item.ItemId;
+import io.fencekeeper.provider.sim.SimProviderServer;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.LocalDate;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -86,5 +89,43 @@ class EmbeddedRunCommandTest {
             "verification      AGREE: 4 of 4 items checked at the provider; missing 0, different 0,"
                 + " unexpected effect 0, resolved 0"),
         output);
+  }
+
+  /**
+   * {@code --verify} whose verification does not agree exits as {@code verify} does (4), whatever
+   * the run's state: here a second system wrote an effect under one item's key before the run, so
+   * the provider has an effect the journal does not (the item fails on it, 422 key_reused).
+   */
+  @Test
+  void withVerifyARunWhoseVerificationFindsDiscrepanciesExitsFour(@TempDir Path dir)
+      throws Exception {
+    Path accounts = dir.resolve("accounts.csv");
+    Files.writeString(accounts, "accountId,cursor\nacct-1,c-1\nacct-2,c-1\n");
+    try (SimProviderServer sim = SimProviderServer.start(0)) {
+      sim.writeForeignEffect(
+          ItemId.of("disagreeing", LocalDate.parse("2026-11-29"), "acct-1", "c-1")
+              .idempotencyKey());
+      Result result =
+          run(
+              "--job",
+              "disagreeing",
+              "--date",
+              "2026-11-29",
+              "--accounts",
+              accounts.toString(),
+              "--data-dir",
+              dir.resolve("data").toString(),
+              "--workers",
+              "2",
+              "--provider",
+              "http",
+              "--provider-url",
+              sim.baseUrl().toString(),
+              "--verify");
+
+      String output = result.output();
+      assertTrue(output.contains("verification      DISCREPANCIES"), output);
+      assertEquals(VerifyCommand.DISCREPANCIES, result.exit(), output);
+    }
   }
 }

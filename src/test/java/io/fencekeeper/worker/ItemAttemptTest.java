@@ -269,6 +269,42 @@ class ItemAttemptTest {
     assertEquals(OutcomeKind.APPLIED, recorded().outcome().kind());
   }
 
+  /**
+   * Night 2's defence: the lookup found nothing, then the plan says nothing is left to do, which a
+   * provider may say only once the effect is committed. So the key is looked up once more: an
+   * effect committed after the first lookup is recorded as found, not lost as "nothing to do".
+   */
+  @Test
+  void aNothingToDoAfterALookupThatFoundNothingIsLookedUpAgainAndTheEffectRecorded()
+      throws Exception {
+    claimAnswers(ScriptedItems.claimed(ITEM, TOKEN, EffectStatus.AMBIGUOUS));
+    provider
+        .plans(() -> CompletableFuture.completedFuture(Plan.nothing("already written off")))
+        .looksUp(() -> CompletableFuture.completedFuture(Optional.empty()))
+        .looksUp(
+            () ->
+                CompletableFuture.completedFuture(
+                    Optional.of(ScriptedProvider.receipt(ITEM, "late-1"))));
+
+    assertInstanceOf(AttemptResult.Done.class, attempt());
+
+    assertEquals(List.of("lookup", "plan", "lookup"), provider.operations(), "never applied");
+    assertEquals(OutcomeKind.FOUND_BY_LOOKUP, recorded().outcome().kind());
+    assertEquals("late-1", recorded().outcome().providerReference());
+  }
+
+  /** The second lookup finds nothing either: then nothing to do is the truth. */
+  @Test
+  void aNothingToDoConfirmedByASecondLookupIsRecordedAsNothingToDo() throws Exception {
+    claimAnswers(ScriptedItems.claimed(ITEM, TOKEN, EffectStatus.AMBIGUOUS));
+    provider.plans(() -> CompletableFuture.completedFuture(Plan.nothing("balanced")));
+
+    assertInstanceOf(AttemptResult.Done.class, attempt());
+
+    assertEquals(List.of("lookup", "plan", "lookup"), provider.operations());
+    assertEquals(OutcomeKind.NOTHING_TO_DO, recorded().outcome().kind());
+  }
+
   @Test
   void aRecordedEffectIsOnlyCompleted() throws Exception {
     claimAnswers(ScriptedItems.claimed(ITEM, TOKEN, EffectStatus.RECORDED));

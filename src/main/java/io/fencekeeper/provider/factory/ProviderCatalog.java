@@ -160,7 +160,12 @@ public record ProviderCatalog(
         block.hasPath("request-timeout")
             ? block.getDuration("request-timeout")
             : settings.requestTimeout();
-    ProviderSettings timed = settings.withTimeouts(connect, request);
+    ProviderSettings timed;
+    try {
+      timed = settings.withTimeouts(connect, request);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(path + ": " + e.getMessage(), e);
+    }
     if (!block.hasPath("clock-skew-allowance")) {
       return timed;
     }

@@ -2,6 +2,7 @@ package io.fencekeeper.provider.factory;
 
 import com.typesafe.config.Config;
 import io.fencekeeper.provider.ProviderName;
+import io.fencekeeper.provider.http.HttpProtocol;
 import io.fencekeeper.provider.jdbc.JdbcProviderSettings;
 import io.fencekeeper.provider.plugin.PluginSettings;
 import io.fencekeeper.provider.sim.SimFaults;
@@ -86,6 +87,15 @@ public record ProviderSettings(
     requestTimeout = requestTimeout == null ? DEFAULT_REQUEST_TIMEOUT : requestTimeout;
     requirePositive("connectTimeout", connectTimeout);
     requirePositive("requestTimeout", requestTimeout);
+    if (requestTimeout.compareTo(HttpProtocol.MAX_REQUEST_TIMEOUT) > 0) {
+      // every cleanup's deadline is at most the request timeout ahead, and a provider need not
+      // accept one further ahead than 10 minutes (docs/provider-protocol.md, "The deadline")
+      throw new IllegalArgumentException(
+          "request-timeout must be at most "
+              + HttpProtocol.MAX_REQUEST_TIMEOUT.toMinutes()
+              + " minutes, got "
+              + requestTimeout);
+    }
     simFaults = simFaults == null ? SimFaults.NONE : simFaults;
     if (maxConnections < 0) {
       throw new IllegalArgumentException(

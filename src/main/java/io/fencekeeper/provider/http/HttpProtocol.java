@@ -1,7 +1,10 @@
 package io.fencekeeper.provider.http;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.MapperFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.json.JsonMapper;
@@ -10,13 +13,20 @@ import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.provider.EffectIdentity;
 import io.fencekeeper.provider.Plan;
+import java.io.IOException;
 import java.net.URLEncoder;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.time.DateTimeException;
+import java.time.Duration;
 import java.time.Instant;
+import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.regex.Pattern;
 
 /**
@@ -53,6 +63,22 @@ public final class HttpProtocol {
   /** The most characters of an {@code Idempotency-Key}. */
   public static final int MAX_KEY_LENGTH = 255;
 
+  /** The most characters (code points) of a plan's {@code description}. */
+  public static final int MAX_DESCRIPTION_LENGTH = 1_000;
+
+  /** The most characters of a plan's {@code action}. */
+  public static final int MAX_ACTION_LENGTH = 255;
+
+  /**
+   * The furthest ahead of a server's clock a {@code Cleanup-Deadline} must be accepted; a server
+   * may refuse one further ahead (400). Fencekeeper's are at most its request timeout ahead, which
+   * is at most {@link #MAX_REQUEST_TIMEOUT}.
+   */
+  public static final Duration MAX_DEADLINE_AHEAD = Duration.ofMinutes(10);
+
+  /** The longest request timeout a provider may be given, so every deadline sent is within it. */
+  public static final Duration MAX_REQUEST_TIMEOUT = Duration.ofMinutes(5);
+
   /**
    * Error codes of the {@code {"error": "<code>", "message": "..."}} envelope: the closed list of
    * docs/provider-protocol.md, "Statuses and codes".
@@ -60,6 +86,7 @@ public final class HttpProtocol {
   public static final String BAD_REQUEST = "bad_request";
 
   public static final String NOT_FOUND = "not_found";
+  public static final String UNKNOWN_ENDPOINT = "unknown_endpoint";
   public static final String METHOD_NOT_ALLOWED = "method_not_allowed";
   public static final String REQUEST_TIMEOUT = "request_timeout";
   public static final String KEY_IN_USE = "key_in_use";
@@ -68,6 +95,7 @@ public final class HttpProtocol {
   public static final String PAYLOAD_TOO_LARGE = "payload_too_large";
   public static final String UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type";
   public static final String KEY_REUSED = "key_reused";
+  public static final String PLAN_MISMATCH = "plan_mismatch";
   public static final String THROTTLED = "throttled";
   public static final String INTERNAL_ERROR = "internal_error";
   public static final String UNAVAILABLE = "unavailable";
@@ -76,9 +104,20 @@ public final class HttpProtocol {
   private static final DateTimeFormatter DEADLINE_FORMAT =
       DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(ZoneOffset.UTC);
 
-  /** What a server accepts as a deadline: RFC 3339, UTC ("Z"), 0-9 fraction digits. */
-  private static final Pattern DEADLINE_SHAPE =
-      Pattern.compile("\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?Z");
+  /**
+   * An instant of the protocol (docs/provider-protocol.md, "Conventions"): RFC 3339 in UTC, upper
+   * case {@code T} and {@code Z}, hours 00-23, no leap second, 0-9 fraction digits.
+   */
+  private static final Pattern INSTANT_SHAPE =
+      Pattern.compile("\\d{4}-\\d{2}-\\d{2}T([01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(\\.\\d{1,9})?Z");
+
+  private static final Pattern DATE_SHAPE = Pattern.compile("\\d{4}-\\d{2}-\\d{2}");
+
+  /** A version: {@code 1.} and a minor of 1-9 digits without a leading zero. */
+  private static final Pattern VERSION_SHAPE = Pattern.compile("1\\.(0|[1-9]\\d{0,8})");
+
+  /** A fencing token: decimal digits without a leading zero ({@code 0} itself allowed). */
+  private static final Pattern TOKEN_SHAPE = Pattern.compile("0|[1-9]\\d{0,18}");
 
   private static final ObjectMapper JSON =
       JsonMapper.builder()
@@ -87,6 +126,12 @@ public final class HttpProtocol {
           .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS)
           // a provider may add fields; an old client must keep working
           .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+          // one reading of every body, whoever reads it: a member twice is refused (a proxy and
+          // a server must never see two different values), 12.5 is not the integer 12 and "5" is
+          // not the number 5
+          .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+          .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
+          .disable(MapperFeature.ALLOW_COERCION_OF_SCALARS)
           .serializationInclusion(JsonInclude.Include.NON_NULL)
           .build();
 
@@ -105,7 +150,11 @@ public final class HttpProtocol {
         + "&accountId="
         + queryValue(item.accountId())
         + "&cursor="
-        + queryValue(item.cursor());
+        + queryValue(item.cursor())
+        + "&itemId="
+        + queryValue(item.value())
+        + "&idempotencyKey="
+        + queryValue(item.idempotencyKey());
   }
 
   private static String queryValue(String value) {
@@ -122,14 +171,101 @@ public final class HttpProtocol {
    * UTC ({@code 2026-11-30T01:02:13.004Z}; any other offset is refused, as is a missing "Z").
    */
   public static Optional<Instant> parseDeadline(String value) {
-    if (value == null || !DEADLINE_SHAPE.matcher(value.trim()).matches()) {
+    return value == null ? Optional.empty() : parseInstant(value.trim());
+  }
+
+  /**
+   * An instant as the protocol writes it ({@code 2026-11-30T01:02:03.004Z}: UTC, upper-case {@code
+   * T} and {@code Z}, no leap second, no other offset, 0-9 fraction digits); empty for anything
+   * else, a date that does not exist included.
+   */
+  public static Optional<Instant> parseInstant(String value) {
+    if (value == null || !INSTANT_SHAPE.matcher(value).matches()) {
       return Optional.empty();
     }
     try {
-      return Optional.of(Instant.parse(value.trim()));
+      return Optional.of(Instant.parse(value));
     } catch (DateTimeException e) {
       return Optional.empty();
     }
+  }
+
+  /** A date of the protocol ({@code businessDate}): {@code yyyy-MM-dd}, a day that exists. */
+  public static Optional<LocalDate> parseDate(String value) {
+    if (value == null || !DATE_SHAPE.matcher(value).matches()) {
+      return Optional.empty();
+    }
+    try {
+      return Optional.of(LocalDate.parse(value));
+    } catch (DateTimeException e) {
+      return Optional.empty();
+    }
+  }
+
+  /**
+   * A body or an answer as JSON: the bytes must be UTF-8 (no byte-order mark, nothing Jackson would
+   * guess as UTF-16), and no object may name a member twice. Throws what cannot be read.
+   */
+  public static JsonNode readJson(byte[] bytes) throws IOException {
+    String text;
+    try {
+      text =
+          StandardCharsets.UTF_8
+              .newDecoder()
+              .onMalformedInput(CodingErrorAction.REPORT)
+              .onUnmappableCharacter(CodingErrorAction.REPORT)
+              .decode(ByteBuffer.wrap(bytes))
+              .toString();
+    } catch (CharacterCodingException e) {
+      throw new IOException("the body is not UTF-8"); // what the bytes were is not said
+    }
+    return JSON.readTree(text);
+  }
+
+  /**
+   * Whether {@code key} may be an idempotency key: 1-255 characters of visible ASCII ({@code
+   * 0x21}-{@code 0x7E}). A server accepts every such key and refuses anything else.
+   */
+  public static boolean isKey(String key) {
+    if (key == null || key.isEmpty() || key.length() > MAX_KEY_LENGTH) {
+      return false;
+    }
+    for (int i = 0; i < key.length(); i++) {
+      char c = key.charAt(i);
+      if (c < 0x21 || c > 0x7e) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * A {@code Fencing-Token}: decimal digits without a leading zero, 0 to 2^63-1; empty for anything
+   * else.
+   */
+  public static OptionalLong parseToken(String value) {
+    if (value == null || !TOKEN_SHAPE.matcher(value).matches()) {
+      return OptionalLong.empty();
+    }
+    try {
+      return OptionalLong.of(Long.parseLong(value));
+    } catch (NumberFormatException beyondLong) {
+      return OptionalLong.empty();
+    }
+  }
+
+  /**
+   * Whether {@code description} may be a plan's: at most {@link #MAX_DESCRIPTION_LENGTH} characters
+   * (code points), so that every cleanup body Fencekeeper sends fits a server's limit.
+   */
+  public static boolean isDescription(String description) {
+    return description.length() <= MAX_DESCRIPTION_LENGTH
+        || description.codePointCount(0, description.length()) <= MAX_DESCRIPTION_LENGTH;
+  }
+
+  /** Whether {@code action} may be a plan's: 1-255 characters. */
+  public static boolean isAction(String action) {
+    return action != null && !action.isEmpty() && action.length() <= MAX_ACTION_LENGTH;
   }
 
   /**
@@ -142,14 +278,10 @@ public final class HttpProtocol {
       return Optional.of(0);
     }
     String value = header.trim();
-    if (!value.startsWith("1.") || value.length() > 12) {
+    if (!VERSION_SHAPE.matcher(value).matches()) {
       return Optional.empty();
     }
-    String minor = value.substring(2);
-    if (minor.isEmpty() || !minor.chars().allMatch(c -> c >= '0' && c <= '9')) {
-      return Optional.empty();
-    }
-    return Optional.of(Integer.parseInt(minor));
+    return Optional.of(Integer.parseInt(value.substring(2)));
   }
 
   /** The one JSON mapping of the protocol: ISO-8601 instants, unknown fields ignored. */

@@ -231,13 +231,16 @@ public final class HttpProvider implements Provider {
 
   @Override
   public CompletionStage<Plan> plan(ItemId item) {
+    // the item's parts, and (from 1.1) its id and key, so a server can tie the plan to the key
     Uri uri =
         plans.query(
             Query.create(
                 Pair.create("job", item.job()),
                 Pair.create("businessDate", item.businessDate().toString()),
                 Pair.create("accountId", item.accountId()),
-                Pair.create("cursor", item.cursor())));
+                Pair.create("cursor", item.cursor()),
+                Pair.create("itemId", item.value()),
+                Pair.create("idempotencyKey", item.idempotencyKey())));
     return send(
         get(uri),
         false,
@@ -276,7 +279,7 @@ public final class HttpProvider implements Provider {
           new ProviderException(new ProviderError.Permanent("cannot encode cleanup: " + e), e));
     }
     String idempotencyKey = cleanup.idempotencyKey();
-    if (!fitsInAHeader(idempotencyKey)) {
+    if (!HttpProtocol.isKey(idempotencyKey)) {
       return CompletableFuture.failedFuture(
           new ProviderException(
               new ProviderError.Permanent(
@@ -311,15 +314,13 @@ public final class HttpProvider implements Provider {
         get(cleanups.addPathSegment(idempotencyKey)),
         false,
         -1,
-        answer ->
-            answer.status() == 404
-                ? Optional.empty()
-                : Optional.of(ProviderAnswers.readLookup(answer, idempotencyKey)));
+        answer -> ProviderAnswers.readLookup(answer, idempotencyKey));
   }
 
   /**
-   * The protocol version the provider last answered with: {@code 1.0} when its answers carry no
-   * {@code Fencekeeper-Protocol} header; empty before it answered at all.
+   * The protocol version of the provider's last answer that was its own (docs/provider-protocol.md,
+   * "Versions"): {@code 1.0} when such answers carry no {@code Fencekeeper-Protocol} header; empty
+   * before it gave one. A proxy's or an HTTP stack's answer changes nothing.
    */
   public Optional<String> serverProtocol() {
     return Optional.ofNullable(serverProtocol);
@@ -348,19 +349,6 @@ public final class HttpProvider implements Provider {
 
   private static HttpRequest get(Uri uri) {
     return HttpRequest.create().withUri(uri).addHeader(ACCEPT_JSON).addHeader(PROTOCOL_1_1);
-  }
-
-  private static boolean fitsInAHeader(String key) {
-    if (key == null || key.isEmpty() || key.length() > 255) {
-      return false;
-    }
-    for (int i = 0; i < key.length(); i++) {
-      char c = key.charAt(i);
-      if (c <= ' ' || c >= 0x7f) {
-        return false;
-      }
-    }
-    return true;
   }
 
   /**
@@ -408,14 +396,17 @@ public final class HttpProvider implements Provider {
    * more than that.
    */
   private ProviderError saidOf(ProviderError error) {
-    if (error instanceof ProviderError.Ambiguous ambiguous
-        && HttpProtocol.VERSION_1_0.equals(serverProtocol)) {
-      return new ProviderError.Ambiguous(
-          ambiguous.message()
-              + " (the provider answers as protocol 1.0, which does not promise to commit nothing"
-              + " after the cleanup's deadline)");
+    if (!(error instanceof ProviderError.Ambiguous ambiguous)
+        || ProviderAnswers.speaks11(serverProtocol)) {
+      return error;
     }
-    return error;
+    return new ProviderError.Ambiguous(
+        ambiguous.message()
+            + (serverProtocol == null
+                ? " (the provider has not yet answered as protocol 1.1, so it is not known to"
+                    + " commit nothing after the cleanup's deadline)"
+                : " (the provider answers as protocol 1.0, which does not promise to commit"
+                    + " nothing after the cleanup's deadline)"));
   }
 
   /**
@@ -434,7 +425,11 @@ public final class HttpProvider implements Provider {
       boolean tooLarge = data.size() > MAX_RESPONSE_BYTES;
       finish(
           Answer.of(
-              response, tooLarge ? null : data, tooLarge ? bodyTooLarge() : null, fencingToken),
+              response,
+              tooLarge ? null : data,
+              tooLarge ? bodyTooLarge() : null,
+              fencingToken,
+              serverProtocol),
           mutation,
           onAnswer,
           result);
@@ -443,7 +438,11 @@ public final class HttpProvider implements Provider {
     if (entity.getContentLengthOption().orElse(0) > MAX_RESPONSE_BYTES) {
       // announced as too large: not a byte of it is read, and the pool closes the connection
       entity.getDataBytes().runWith(Sink.cancelled(), materializer);
-      finish(Answer.of(response, null, bodyTooLarge(), fencingToken), mutation, onAnswer, result);
+      finish(
+          Answer.of(response, null, bodyTooLarge(), fencingToken, serverProtocol),
+          mutation,
+          onAnswer,
+          result);
       return;
     }
     entity
@@ -452,8 +451,13 @@ public final class HttpProvider implements Provider {
             (strict, failure) ->
                 finish(
                     failure == null
-                        ? Answer.of(response, strict.getData(), null, fencingToken)
-                        : Answer.of(response, null, bodyProblem(unwrap(failure)), fencingToken),
+                        ? Answer.of(response, strict.getData(), null, fencingToken, serverProtocol)
+                        : Answer.of(
+                            response,
+                            null,
+                            bodyProblem(unwrap(failure)),
+                            fencingToken,
+                            serverProtocol),
                     mutation,
                     onAnswer,
                     result),
@@ -462,7 +466,7 @@ public final class HttpProvider implements Provider {
 
   private <T> void finish(
       Answer answer, boolean mutation, Function<Answer, T> onAnswer, CompletableFuture<T> result) {
-    serverProtocol = answer.protocol();
+    ProviderAnswers.versionAfter(answer).ifPresent(version -> serverProtocol = version);
     try {
       result.complete(onAnswer.apply(answer));
     } catch (ProviderException e) {

@@ -2,6 +2,7 @@ package io.fencekeeper.provider.http;
 
 import static io.fencekeeper.provider.http.HttpProtocol.json;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.fencekeeper.provider.Plan;
 import io.fencekeeper.provider.ProviderError;
 import io.fencekeeper.provider.ProviderException;
@@ -91,17 +92,73 @@ final class ProviderAnswers {
   }
 
   /**
-   * A plan: {@code 200} with a readable plan (something to do names an action, a currency is ISO
-   * 4217 when there is one); anything else is {@link #classifyStatus}'s.
+   * A plan: {@code 200} with a readable plan (docs/provider-protocol.md, "Plans"): {@code
+   * nothingToDo} a boolean; with something to do, an {@code action} of 1-255 characters, an integer
+   * {@code amountMinor} and a {@code currency} of ISO 4217's shape when there is one; a {@code
+   * description} of at most 1,000 characters when there is one. Any other plan is an answer the
+   * client cannot read ({@link ProviderError.Transient}); anything but {@code 200} is {@link
+   * #classifyStatus}'s.
    */
   static Plan readPlan(Answer answer) {
-    Plan plan = readOk(answer, Plan.class, false);
-    if (!plan.nothingToDo() && (plan.action() == null || plan.action().isEmpty())) {
+    JsonNode plan = readOk(answer, JsonNode.class, false);
+    String problem = planProblem(plan);
+    if (problem != null) {
       throw new ProviderException(
           new ProviderError.Transient(
-              "provider answered " + answer.status() + " with a plan that names no action"));
+              "provider answered " + answer.status() + " with a plan it cannot read: " + problem));
     }
-    return plan;
+    String description =
+        plan.path("description").isTextual() ? plan.get("description").asText() : null;
+    if (plan.get("nothingToDo").booleanValue()) {
+      return Plan.nothing(description);
+    }
+    JsonNode currency = plan.path("currency");
+    return new Plan(
+        false,
+        plan.get("action").asText(),
+        plan.get("amountMinor").longValue(),
+        description,
+        currency.isTextual() ? currency.asText() : null);
+  }
+
+  /** What makes {@code plan} unreadable, or null when it is a plan. */
+  private static String planProblem(JsonNode plan) {
+    if (!plan.isObject()) {
+      return "not a JSON object";
+    }
+    if (!plan.path("nothingToDo").isBoolean()) {
+      return "nothingToDo is not a boolean";
+    }
+    JsonNode description = plan.path("description");
+    if (!absent(description)
+        && !(description.isTextual() && HttpProtocol.isDescription(description.asText()))) {
+      return "description is not text of at most "
+          + HttpProtocol.MAX_DESCRIPTION_LENGTH
+          + " characters";
+    }
+    if (plan.get("nothingToDo").booleanValue()) {
+      return null; // action, amountMinor and currency mean nothing then
+    }
+    JsonNode action = plan.path("action");
+    if (!action.isTextual() || !HttpProtocol.isAction(action.asText())) {
+      return "something to do without an action of 1-"
+          + HttpProtocol.MAX_ACTION_LENGTH
+          + " characters";
+    }
+    JsonNode amount = plan.path("amountMinor");
+    if (!amount.isIntegralNumber() || !amount.canConvertToLong()) {
+      return "something to do without an integer amountMinor (64 bits, no fraction or exponent)";
+    }
+    JsonNode currency = plan.path("currency");
+    if (!absent(currency) && !(currency.isTextual() && Plan.isCurrency(currency.asText()))) {
+      return "a currency that is not three letters A-Z";
+    }
+    return null;
+  }
+
+  /** A member that is not there: missing, or {@code null}, which is the same. */
+  private static boolean absent(JsonNode member) {
+    return member.isMissingNode() || member.isNull();
   }
 
   /**
@@ -117,32 +174,112 @@ final class ProviderAnswers {
         : new Receipt(idempotencyKey, receipt.effectId(), Receipt.REPLAYED, receipt.appliedAt());
   }
 
-  /** The answer to {@code GET /v1/cleanups/{key}} other than 404: the effect under the key. */
-  static Receipt readLookup(Answer answer, String idempotencyKey) {
+  /**
+   * The answer to {@code GET /v1/cleanups/{key}}: {@code 200} the effect under the key; a {@code
+   * 404} that is the protocol's "not applied" (the envelope with {@code not_found}, and the version
+   * header from a server known to speak 1.1: {@link #isNotApplied}) is empty. Any other {@code 404}
+   * (a proxy's page, a wrong path prefix, a path the server does not know) says nothing about the
+   * key: {@link ProviderError.Transient}, never "not applied".
+   */
+  static Optional<Receipt> readLookup(Answer answer, String idempotencyKey) {
+    if (answer.status() == 404) {
+      if (isNotApplied(answer)) {
+        return Optional.empty();
+      }
+      throw new ProviderException(
+          new ProviderError.Transient(
+              "provider answered 404 that is not the protocol's not_found (no envelope with"
+                  + " not_found"
+                  + (answer.hasProtocol() ? "" : ", or no version header from a 1.1 server")
+                  + "): not an answer about the key, maybe a wrong path or a proxy: "
+                  + errorBody(answer).message()));
+    }
     if (answer.status() != 200) {
       throw new ProviderException(classifyStatus(answer, false));
     }
     Receipt receipt = readReceipt(answer, idempotencyKey, false);
-    return new Receipt(idempotencyKey, receipt.effectId(), Receipt.APPLIED, receipt.appliedAt());
+    return Optional.of(
+        new Receipt(idempotencyKey, receipt.effectId(), Receipt.APPLIED, receipt.appliedAt()));
   }
 
   /**
-   * A receipt must name its {@code effectId} and {@code appliedAt}, and the key it answers for
-   * (when it names one) must be the key asked: otherwise it is not an answer about this key.
+   * A lookup's {@code 404} that means "no effect under this key": the envelope with {@code
+   * not_found} and, when the client knew the server as 1.1 before this answer, the version header
+   * (every answer of a 1.1 server carries it; one without it came from something in between).
+   */
+  static boolean isNotApplied(Answer answer) {
+    if (answer.status() != 404 || !HttpProtocol.NOT_FOUND.equals(envelopeCode(answer))) {
+      return false;
+    }
+    return answer.hasProtocol() || !speaks11(answer.knownProtocol());
+  }
+
+  /**
+   * The server's version after {@code answer}: the version header when it carries one; 1.0 when it
+   * does not but is the protocol's own answer (a {@code 2xx} whose body is a JSON object, or the
+   * error envelope); otherwise unchanged (empty): an HTTP stack's or a proxy's answer says nothing
+   * about the server, and a 404 that {@link #readLookup} does not take as the server's is not the
+   * server's either.
+   */
+  static Optional<String> versionAfter(Answer answer) {
+    if (answer.hasProtocol()) {
+      return Optional.of(answer.protocol());
+    }
+    boolean success = answer.status() >= 200 && answer.status() < 300;
+    boolean own = success ? jsonObject(answer) != null : envelopeCode(answer) != null;
+    if (!own || (answer.status() == 404 && speaks11(answer.knownProtocol()))) {
+      return Optional.empty();
+    }
+    return Optional.of(HttpProtocol.VERSION_1_0);
+  }
+
+  /** Whether a version the client knows is 1.1 or later (null: not known yet). */
+  static boolean speaks11(String version) {
+    return version != null && !version.equals(HttpProtocol.VERSION_1_0);
+  }
+
+  /** The envelope's {@code error} code, or null when the body is not the envelope. */
+  private static String envelopeCode(Answer answer) {
+    JsonNode body = jsonObject(answer);
+    return body != null && body.path("error").isTextual() ? body.get("error").asText() : null;
+  }
+
+  private static JsonNode jsonObject(Answer answer) {
+    if (answer.body() == null) {
+      return null;
+    }
+    try {
+      JsonNode body = HttpProtocol.readJson(answer.body());
+      return body != null && body.isObject() ? body : null;
+    } catch (IOException | RuntimeException e) {
+      return null;
+    }
+  }
+
+  /**
+   * A receipt (docs/provider-protocol.md, "Answers"): a JSON object with a non-empty {@code
+   * effectId} and an {@code appliedAt} instant of the protocol's form; {@code idempotencyKey}, when
+   * there is one, the key asked; {@code status} is not read (the HTTP status decides). Otherwise it
+   * is not an answer about this key.
    */
   private static Receipt readReceipt(Answer answer, String idempotencyKey, boolean mutation) {
-    Receipt receipt = readOk(answer, Receipt.class, mutation);
+    JsonNode receipt = readOk(answer, JsonNode.class, mutation);
     String problem = null;
-    if (receipt.effectId() == null || receipt.effectId().isEmpty()) {
+    Optional<Instant> appliedAt = Optional.empty();
+    if (!receipt.isObject()) {
+      problem = "a receipt that is not a JSON object";
+    } else if (!receipt.path("effectId").isTextual()
+        || receipt.get("effectId").asText().isEmpty()) {
       problem = "a receipt without an effectId";
-    } else if (receipt.appliedAt() == null) {
-      problem = "a receipt without appliedAt";
-    } else if (receipt.idempotencyKey() != null
-        && !receipt.idempotencyKey().equals(idempotencyKey)) {
+    } else if ((appliedAt = instant(receipt.path("appliedAt"))).isEmpty()) {
+      problem = "a receipt without an appliedAt of the protocol's form (2026-11-30T01:02:03.004Z)";
+    } else if (!absent(receipt.path("idempotencyKey"))
+        && !idempotencyKey.equals(receipt.path("idempotencyKey").textValue())) {
       problem = "a receipt for another idempotency key";
     }
     if (problem == null) {
-      return receipt;
+      return new Receipt(
+          idempotencyKey, receipt.get("effectId").asText(), Receipt.APPLIED, appliedAt.get());
     }
     throw new ProviderException(
         mutation
@@ -150,6 +287,10 @@ final class ProviderAnswers {
                 "provider accepted (" + answer.status() + ") but answered " + problem)
             : new ProviderError.Transient(
                 "provider answered " + answer.status() + " with " + problem));
+  }
+
+  private static Optional<Instant> instant(JsonNode member) {
+    return member.isTextual() ? HttpProtocol.parseInstant(member.asText()) : Optional.empty();
   }
 
   /**
@@ -167,8 +308,9 @@ final class ProviderAnswers {
                     "provider answered " + status + " with " + answer.bodyProblem()));
       }
       try {
-        T value = json().readValue(answer.body(), type);
-        if (value == null) {
+        JsonNode tree = HttpProtocol.readJson(answer.body());
+        T value = type == JsonNode.class ? type.cast(tree) : json().treeToValue(tree, type);
+        if (value == null || tree.isNull()) {
           throw new IOException("the body is JSON null");
         }
         return value;
@@ -296,6 +438,9 @@ final class ProviderAnswers {
    *
    * @param body the body, or null when it was not read (then {@code bodyProblem} says why)
    * @param protocol the {@code Fencekeeper-Protocol} the answer carried, {@code 1.0} without one
+   * @param hasProtocol whether it carried the header at all
+   * @param knownProtocol the server's version as the client knew it before this answer (null: not
+   *     known yet)
    * @param presentedToken the Fencing-Token the request carried (-1 on a GET)
    */
   record Answer(
@@ -305,27 +450,35 @@ final class ProviderAnswers {
       Optional<String> retryAfter,
       Optional<String> retryAfterMs,
       String protocol,
+      boolean hasProtocol,
+      String knownProtocol,
       long presentedToken) {
 
     static Answer of(
-        HttpResponse response, ByteString body, String bodyProblem, long presentedToken) {
+        HttpResponse response,
+        ByteString body,
+        String bodyProblem,
+        long presentedToken,
+        String knownProtocol) {
+      Optional<String> version = protocolHeader(header(response, HttpProtocol.PROTOCOL));
       return new Answer(
           response.status().intValue(),
           body == null ? null : body.toArray(),
           bodyProblem,
           header(response, HttpProtocol.RETRY_AFTER),
           header(response, HttpProtocol.RETRY_AFTER_MS),
-          protocolOf(header(response, HttpProtocol.PROTOCOL)),
+          version.orElse(HttpProtocol.VERSION_1_0),
+          version.isPresent(),
+          knownProtocol,
           presentedToken);
     }
 
-    /** The version an answer says it speaks: none is a 1.0 server; a value is kept short. */
-    static String protocolOf(Optional<String> header) {
+    /** The version an answer says it speaks, kept short; empty when it says none. */
+    static Optional<String> protocolHeader(Optional<String> header) {
       return header
           .map(String::trim)
           .map(value -> value.length() > 16 ? value.substring(0, 16) : value)
-          .filter(value -> !value.isEmpty())
-          .orElse(HttpProtocol.VERSION_1_0);
+          .filter(value -> !value.isEmpty());
     }
 
     private static Optional<String> header(HttpResponse response, String name) {

@@ -30,6 +30,7 @@ public final class SimProviderServer implements AutoCloseable {
     // java.util.Random is thread-safe and seedable: a run with the same seed draws the same faults
     this.injector = new SimFaultInjector(faults, new Random(seed), System::nanoTime);
     this.routes = new SimRoutes(transport, ledger, traffic, injector, SimProtocol.V1_1);
+    transport.answersAs11(() -> routes.protocol() == SimProtocol.V1_1);
   }
 
   /** Starts on {@code 127.0.0.1:port} (0 picks a free port) without faults. */

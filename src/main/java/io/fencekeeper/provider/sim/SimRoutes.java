@@ -9,6 +9,7 @@ import static io.fencekeeper.provider.sim.SimTransport.respond;
 import static io.fencekeeper.provider.sim.SimTransport.rootMessage;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.fencekeeper.item.ItemId;
 import io.fencekeeper.provider.EffectIdentity;
 import io.fencekeeper.provider.Plan;
 import io.fencekeeper.provider.Receipt;
@@ -17,18 +18,22 @@ import io.fencekeeper.provider.http.HttpProtocol.ErrorBody;
 import io.fencekeeper.provider.sim.SimFaultInjector.CleanupFate;
 import java.io.IOException;
 import java.net.InetAddress;
-import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Instant;
+import java.time.LocalDate;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
+import java.util.stream.StreamSupport;
 import org.apache.pekko.http.javadsl.model.AttributeKeys;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.RemoteAddress;
+import org.apache.pekko.http.javadsl.model.headers.Connection;
 import org.apache.pekko.http.javadsl.model.headers.RawHeader;
 
 /**
@@ -81,7 +86,27 @@ final class SimRoutes {
       super(message, null, false, false);
       this.answer = respond(status, ErrorBody.of(code, message));
     }
+
+    static Refusal badRequest(String message) {
+      return new Refusal(400, HttpProtocol.BAD_REQUEST, message);
+    }
   }
+
+  /**
+   * An answer given before the request's body was read: the connection closes after it, so that
+   * whatever of the body is still to come is never read as the next request.
+   */
+  private static HttpResponse closing(HttpResponse answer) {
+    return answer.addHeader(Connection.create("close"));
+  }
+
+  /** The headers of the protocol that a request may carry once at most. */
+  private static final List<String> ONCE =
+      List.of(
+          HttpProtocol.PROTOCOL,
+          HttpProtocol.IDEMPOTENCY_KEY,
+          HttpProtocol.FENCING_TOKEN,
+          HttpProtocol.CLEANUP_DEADLINE);
 
   /** The headers of a cleanup, read and checked; {@code deadline} is null when there is none. */
   private record CleanupHeaders(String key, long token, Instant deadline) {}
@@ -111,8 +136,9 @@ final class SimRoutes {
             end.run();
           }
           HttpResponse answered = failure != null ? internalError(failure) : response;
-          // a 1.1 server says so on every answer of the protocol (a hang-up has none to carry it)
-          return providerCall && speaking == SimProtocol.V1_1 && answered != HANG_UP
+          // a 1.1 server says so on every answer it makes, on any path (a hang-up has none to
+          // carry it; its HTTP layer's errors say so in SimParsingErrors)
+          return speaking == SimProtocol.V1_1 && answered != HANG_UP
               ? answered.addHeader(PROTOCOL_1_1)
               : answered;
         });
@@ -165,11 +191,17 @@ final class SimRoutes {
             return done(HttpResponse.create().withStatus(204));
           });
     } else if (path.startsWith(SimTampering.EFFECTS_PATH)) {
-      return done(SimTampering.effect(method, lookupKey(request), ledger));
+      return done(SimTampering.effect(method, keyOf(request, SimTampering.EFFECTS_PATH), ledger));
     } else if (path.equals(SimTampering.LOOKUPS_PATH)) {
       return requireMethod(method, "GET", () -> done(SimTampering.lookups(ledger)));
     }
-    return done(respond(404, ErrorBody.of(HttpProtocol.NOT_FOUND, "no such endpoint")));
+    // not not_found: that one says "no effect under this key", and only a lookup says it
+    return done(
+        respond(
+            404,
+            ErrorBody.of(
+                HttpProtocol.UNKNOWN_ENDPOINT,
+                "no such endpoint (paths are matched exactly, without a trailing slash)")));
   }
 
   private static CompletionStage<HttpResponse> requireMethod(
@@ -185,22 +217,22 @@ final class SimRoutes {
   }
 
   /**
-   * The key: the rest of the path after {@code /v1/cleanups/} (or {@code /admin/effects/}),
-   * percent-decoded.
+   * The key of {@code /v1/cleanups/{key}} (or {@code /admin/effects/{key}}): the one path segment
+   * after {@code prefix}, percent-decoded once (an encoded {@code /} is part of the key); empty
+   * when the rest of the path is not exactly one segment ({@code /v1/cleanups/a/b}, a trailing
+   * slash, nothing).
    */
-  private static String lookupKey(HttpRequest request) {
-    StringBuilder key = new StringBuilder();
-    int index = 0;
-    for (String segment : request.getUri().pathSegments()) {
-      if (index++ < 2) {
-        continue; // "v1", "cleanups" (or "admin", "effects")
-      }
-      if (key.length() > 0) {
-        key.append('/');
-      }
-      key.append(segment);
+  private static Optional<String> keyOf(HttpRequest request, String prefix) {
+    String raw = request.getUri().path();
+    String rest = raw.length() > prefix.length() ? raw.substring(prefix.length()) : "";
+    if (rest.isEmpty() || rest.indexOf('/') >= 0) {
+      return Optional.empty();
     }
-    return key.toString();
+    String key = null;
+    for (String segment : request.getUri().pathSegments()) {
+      key = segment; // the last one: the decoded form of rest
+    }
+    return Optional.ofNullable(key);
   }
 
   private static boolean fromLoopback(HttpRequest request) {
@@ -212,22 +244,50 @@ final class SimRoutes {
   }
 
   /**
-   * {@code GET /v1/plans}: (1) 400 for a request it cannot read, (2) 429, then the delay, a
-   * simulated failure at the error rate, and the plan.
+   * {@code GET /v1/plans}: (1) 400 for a request it cannot read (the version; {@code job}, {@code
+   * businessDate}, {@code accountId} and {@code cursor} as an item has them; {@code itemId} and
+   * {@code idempotencyKey}, when sent, the item's), (2) 429, then the delay, a simulated failure at
+   * the error rate, and the plan.
    */
   private CompletionStage<HttpResponse> onPlan(HttpRequest request, SimProtocol speaking) {
     checkProtocol(request, speaking);
-    // percent-decoded, '+' as a space (as URLEncoder writes it), the last of a repeated name
-    Map<String, String> query = request.getUri().query().toMap();
-    String accountId = query.get("accountId");
-    if (accountId == null || accountId.isBlank()) {
-      throw new Refusal(400, HttpProtocol.BAD_REQUEST, "accountId is required");
-    }
-    Plan plan =
-        planFor(
-            accountId, query.getOrDefault("cursor", ""), query.getOrDefault("businessDate", ""));
+    Plan plan = planFor(planItem(request));
     Plan answered = speaking == SimProtocol.V1_0 ? withoutCurrency(plan) : plan;
     return throttledThenDelayed(() -> respond(200, answered));
+  }
+
+  /**
+   * The item a plan request names (docs/provider-protocol.md, "Plans"): percent-decoded, {@code +}
+   * a space, the last of a repeated name.
+   */
+  static ItemId planItem(HttpRequest request) {
+    Map<String, String> query;
+    try {
+      query = request.getUri().query().toMap();
+    } catch (RuntimeException e) {
+      throw Refusal.badRequest("the query cannot be decoded");
+    }
+    String date = query.get("businessDate");
+    LocalDate businessDate = date == null ? null : HttpProtocol.parseDate(date).orElse(null);
+    if (businessDate == null) {
+      throw Refusal.badRequest("businessDate is required: a date yyyy-MM-dd");
+    }
+    for (String part : List.of("job", "accountId", "cursor")) {
+      if (!ItemId.isSegment(query.get(part))) {
+        throw Refusal.badRequest(part + " is required: " + ItemId.SEGMENT_RULE);
+      }
+    }
+    ItemId item =
+        ItemId.of(query.get("job"), businessDate, query.get("accountId"), query.get("cursor"));
+    String itemId = query.get("itemId");
+    if (itemId != null && !itemId.equals(item.value())) {
+      throw Refusal.badRequest("itemId is not job/businessDate/accountId/cursor of this request");
+    }
+    String key = query.get("idempotencyKey");
+    if (key != null && !key.equals(item.idempotencyKey())) {
+      throw Refusal.badRequest("idempotencyKey is not the key of this item");
+    }
+    return item;
   }
 
   /**
@@ -235,6 +295,10 @@ final class SimRoutes {
    * account in ten (by String.hashCode, which the language specifies) has nothing to clean up, and
    * an account's residuals are in EUR or, for one account in four, in USD.
    */
+  static Plan planFor(ItemId item) {
+    return planFor(item.accountId(), item.cursor(), item.businessDate().toString());
+  }
+
   static Plan planFor(String accountId, String cursor, String businessDate) {
     if (Math.floorMod(accountId.hashCode(), 10) == 0) {
       return Plan.nothing("account " + accountId + " is already reconciled");
@@ -261,18 +325,26 @@ final class SimRoutes {
   }
 
   /**
-   * {@code GET /v1/cleanups/{key}}: (1) 400 for a key of no or more than 255 characters, (2) 429,
-   * then the delay, a simulated failure at the error rate, and 200 with the effect or 404.
+   * {@code GET /v1/cleanups/{key}}: (1) 400 for a path that is not one segment after the prefix or
+   * a key that is not 1-255 characters of visible ASCII, (2) 429, then the delay, a simulated
+   * failure at the error rate, and 200 with the effect or 404 {@code not_found}.
    */
   private CompletionStage<HttpResponse> onLookup(HttpRequest request, SimProtocol speaking) {
     checkProtocol(request, speaking);
-    String key = lookupKey(request);
-    if (key.isEmpty() || key.length() > HttpProtocol.MAX_KEY_LENGTH) {
-      throw new Refusal(
-          400, HttpProtocol.BAD_REQUEST, "the key must be 1-255 characters (one path segment)");
+    String key =
+        keyOf(request, HttpProtocol.CLEANUPS_PATH + "/")
+            .orElseThrow(
+                () ->
+                    Refusal.badRequest(
+                        "the key is one path segment after /v1/cleanups/ (a '/' in it is %2F)"));
+    if (!HttpProtocol.isKey(key)) {
+      throw Refusal.badRequest(KEY_RULE);
     }
     return throttledThenDelayed(() -> lookedUp(key));
   }
+
+  private static final String KEY_RULE =
+      "the key must be 1-255 characters of visible ASCII (0x21-0x7E)";
 
   private HttpResponse lookedUp(String key) {
     Optional<Receipt> found = ledger.lookup(key);
@@ -284,17 +356,29 @@ final class SimRoutes {
   }
 
   /**
-   * As a 1.1 server: a request that names another major version than 1 is refused (a 1.x of any
-   * minor is served as 1.1). A 1.0 server does not know the header.
+   * As a 1.1 server: a request that names another major version than 1, or something that is not a
+   * version, is refused (a 1.x of any minor is served as 1.1), and so is one that repeats a header
+   * of the protocol. The minor version the request speaks: 0 without the header. A 1.0 server does
+   * not know the header.
    */
-  private static void checkProtocol(HttpRequest request, SimProtocol speaking) {
-    String version = header(request, HttpProtocol.PROTOCOL);
-    if (speaking == SimProtocol.V1_1 && HttpProtocol.minorVersion(version).isEmpty()) {
-      throw new Refusal(
-          400,
-          HttpProtocol.BAD_REQUEST,
-          HttpProtocol.PROTOCOL + " must name a version 1.x of the protocol");
+  private static int checkProtocol(HttpRequest request, SimProtocol speaking) {
+    if (speaking == SimProtocol.V1_0) {
+      return 0;
     }
+    for (String name : ONCE) {
+      long times =
+          StreamSupport.stream(request.getHeaders().spliterator(), false)
+              .filter(h -> h.name().equalsIgnoreCase(name))
+              .count();
+      if (times > 1) {
+        throw Refusal.badRequest(name + " appears more than once");
+      }
+    }
+    return HttpProtocol.minorVersion(header(request, HttpProtocol.PROTOCOL))
+        .orElseThrow(
+            () ->
+                Refusal.badRequest(
+                    HttpProtocol.PROTOCOL + " must name a version 1.x of the protocol (1.1)"));
   }
 
   /**
@@ -390,8 +474,13 @@ final class SimRoutes {
    */
   private CompletionStage<HttpResponse> onApply(HttpRequest request, SimProtocol speaking) {
     ledger.countRequest();
-    checkMediaType(request);
-    CleanupHeaders headers = cleanupHeaders(request, speaking);
+    CleanupHeaders headers;
+    try {
+      headers = cleanupHeaders(request, speaking);
+      checkMediaType(request);
+    } catch (Refusal refusal) {
+      return done(closing(refusal.answer));
+    }
     // a body that cannot be read is refused like one that cannot be parsed, by why it failed
     return transport
         .body(request)
@@ -399,42 +488,42 @@ final class SimRoutes {
         .thenCompose(answer -> answer);
   }
 
+  /**
+   * {@code application/json}, type and subtype in any case; its parameters are not read (RFC 8259
+   * defines none, and the body is UTF-8 whatever a {@code charset} says). No Content-Type, or
+   * another media type, is 415.
+   */
   private static void checkMediaType(HttpRequest request) {
-    var contentType = request.entity().getContentType();
-    var mediaType = contentType.mediaType();
-    boolean json = mediaType.mainType().equals("application") && mediaType.subType().equals("json");
-    boolean utf8 =
-        contentType
-            .getCharsetOption()
-            .map(charset -> charset.nioCharset().equals(StandardCharsets.UTF_8))
-            .orElse(true);
-    if (!json || !utf8) {
+    var mediaType = request.entity().getContentType().mediaType();
+    boolean json =
+        mediaType.mainType().equalsIgnoreCase("application")
+            && mediaType.subType().equalsIgnoreCase("json");
+    if (!json) {
       throw new Refusal(
-          415,
-          HttpProtocol.UNSUPPORTED_MEDIA_TYPE,
-          "a cleanup's body is application/json in UTF-8");
+          415, HttpProtocol.UNSUPPORTED_MEDIA_TYPE, "a cleanup's body is application/json (UTF-8)");
     }
   }
 
+  /**
+   * The headers of a cleanup (docs/provider-protocol.md, "Headers"): the version, each header at
+   * most once, the key (1-255 characters of visible ASCII), the token (decimal, no leading zero, 0
+   * to 2^63-1) and, as a 1.1 server, the deadline: required from a request that declares 1.1 or
+   * later, honoured whenever it is there, refused when it is more than 10 minutes ahead.
+   */
   private static CleanupHeaders cleanupHeaders(HttpRequest request, SimProtocol speaking) {
-    checkProtocol(request, speaking);
+    int minor = checkProtocol(request, speaking);
     String key = header(request, HttpProtocol.IDEMPOTENCY_KEY);
-    if (key == null || key.isBlank() || key.length() > HttpProtocol.MAX_KEY_LENGTH) {
-      throw new Refusal(
-          400, HttpProtocol.BAD_REQUEST, "Idempotency-Key header is required (1-255 characters)");
+    if (key == null) {
+      throw Refusal.badRequest("the Idempotency-Key header is required");
+    }
+    if (!HttpProtocol.isKey(key.trim())) {
+      throw Refusal.badRequest("Idempotency-Key: " + KEY_RULE);
     }
     String tokenHeader = header(request, HttpProtocol.FENCING_TOKEN);
-    long token;
-    try {
-      if (tokenHeader == null || !tokenHeader.trim().matches("[0-9]{1,19}")) {
-        throw new NumberFormatException();
-      }
-      token = Long.parseLong(tokenHeader.trim());
-    } catch (NumberFormatException e) {
-      throw new Refusal(
-          400,
-          HttpProtocol.BAD_REQUEST,
-          "invalid cleanup request: Fencing-Token must be a decimal number from 0 to 2^63-1");
+    OptionalLong token = HttpProtocol.parseToken(tokenHeader == null ? null : tokenHeader.trim());
+    if (token.isEmpty()) {
+      throw Refusal.badRequest(
+          "Fencing-Token must be a decimal number from 0 to 2^63-1 without a leading zero");
     }
     Instant deadline = null;
     String deadlineHeader = header(request, HttpProtocol.CLEANUP_DEADLINE);
@@ -443,13 +532,20 @@ final class SimRoutes {
           HttpProtocol.parseDeadline(deadlineHeader)
               .orElseThrow(
                   () ->
-                      new Refusal(
-                          400,
-                          HttpProtocol.BAD_REQUEST,
-                          "invalid cleanup request: Cleanup-Deadline must be an RFC 3339 instant"
-                              + " in UTC (2026-11-30T01:02:13.004Z)"));
+                      Refusal.badRequest(
+                          "Cleanup-Deadline must be an RFC 3339 instant in UTC"
+                              + " (2026-11-30T01:02:13.004Z)"));
+      if (deadline.isAfter(Instant.now().plus(HttpProtocol.MAX_DEADLINE_AHEAD))) {
+        throw Refusal.badRequest(
+            "Cleanup-Deadline is more than "
+                + HttpProtocol.MAX_DEADLINE_AHEAD.toMinutes()
+                + " minutes ahead of the provider's clock");
+      }
+    } else if (speaking == SimProtocol.V1_1 && minor >= 1) {
+      throw Refusal.badRequest(
+          "a cleanup of protocol 1.1 carries Cleanup-Deadline (only a 1.0 request has none)");
     }
-    return new CleanupHeaders(key.trim(), token, deadline);
+    return new CleanupHeaders(key.trim(), token.getAsLong(), deadline);
   }
 
   private CompletionStage<HttpResponse> admitted(
@@ -460,7 +556,8 @@ final class SimRoutes {
     } catch (SimTransport.BodyTooLarge e) {
       return done(respond(413, ErrorBody.of(HttpProtocol.PAYLOAD_TOO_LARGE, rootMessage(e))));
     } catch (SimTransport.BodyTooSlow e) {
-      return done(respond(408, ErrorBody.of(HttpProtocol.REQUEST_TIMEOUT, rootMessage(e))));
+      return done(
+          closing(respond(408, ErrorBody.of(HttpProtocol.REQUEST_TIMEOUT, rootMessage(e)))));
     } catch (IOException | IllegalArgumentException e) {
       return done(
           respond(
@@ -480,41 +577,69 @@ final class SimRoutes {
   }
 
   /**
-   * The body's fields as 1.1 requires them: {@code itemId} and {@code action} (text), {@code
-   * amountMinor} (a whole number), and {@code currency} when present (ISO 4217); any other field is
+   * The body as 1.1 requires it (docs/provider-protocol.md, "Cleanups"): a JSON object in UTF-8, no
+   * member twice; {@code itemId} an item's id, {@code action} text of 1-255 characters, {@code
+   * amountMinor} an integer of 64 bits, {@code currency} ISO 4217's shape when present; {@code
+   * job}, {@code businessDate}, {@code accountId} and {@code cursor} the itemId's parts when
+   * present, {@code description} text of at most 1,000 characters when present. Any other member is
    * the caller's business and ignored, but kept for a 1.0 server's whole-body comparison.
    */
   static SimLedger.Request cleanupBody(byte[] bytes) throws IOException {
-    JsonNode body = json().readTree(bytes);
+    JsonNode body = HttpProtocol.readJson(bytes);
     if (body == null || !body.isObject()) {
       throw new IllegalArgumentException("the body must be a JSON object");
     }
     JsonNode itemId = body.path("itemId");
+    ItemId item;
+    try {
+      item = ItemId.parse(itemId.isTextual() ? itemId.asText() : null);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          "itemId is required: job/businessDate/accountId/cursor (" + e.getMessage() + ")");
+    }
     JsonNode action = body.path("action");
     JsonNode amount = body.path("amountMinor");
-    if (!itemId.isTextual()
-        || itemId.asText().isEmpty()
-        || !action.isTextual()
-        || action.asText().isEmpty()
-        || !amount.isIntegralNumber()
-        || !amount.canConvertToLong()) {
+    if (!action.isTextual() || !HttpProtocol.isAction(action.asText())) {
+      throw new IllegalArgumentException("action is required: text of 1-255 characters");
+    }
+    if (!amount.isIntegralNumber() || !amount.canConvertToLong()) {
       throw new IllegalArgumentException(
-          "itemId and action (text) and amountMinor (a whole number) are required");
+          "amountMinor is required: an integer of 64 bits, without fraction or exponent");
     }
     JsonNode currency = body.path("currency");
-    if (!currency.isMissingNode()
-        && !currency.isNull()
-        && !(currency.isTextual() && Plan.isCurrency(currency.asText()))) {
+    if (!absent(currency) && !(currency.isTextual() && Plan.isCurrency(currency.asText()))) {
       throw new IllegalArgumentException(
           "currency must be an ISO 4217 code of three upper-case letters");
     }
+    Map<String, String> parts =
+        Map.of(
+            "job", item.job(),
+            "businessDate", item.businessDate().toString(),
+            "accountId", item.accountId(),
+            "cursor", item.cursor());
+    for (var part : parts.entrySet()) {
+      JsonNode member = body.path(part.getKey());
+      if (!absent(member) && !(member.isTextual() && member.asText().equals(part.getValue()))) {
+        throw new IllegalArgumentException(part.getKey() + " must be the itemId's, as text");
+      }
+    }
+    JsonNode description = body.path("description");
+    if (!absent(description)
+        && !(description.isTextual() && HttpProtocol.isDescription(description.asText()))) {
+      throw new IllegalArgumentException("description must be text of at most 1,000 characters");
+    }
     return new SimLedger.Request(
         new EffectIdentity(
-            itemId.asText(),
+            item.value(),
             action.asText(),
             amount.asLong(),
             currency.isTextual() ? currency.asText() : null),
         body);
+  }
+
+  /** A member that is not there: missing, or {@code null}, which is the same. */
+  private static boolean absent(JsonNode member) {
+    return member.isMissingNode() || member.isNull();
   }
 
   private CompletionStage<HttpResponse> finishApply(

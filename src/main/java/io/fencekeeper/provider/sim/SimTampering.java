@@ -4,6 +4,7 @@ import io.fencekeeper.provider.http.HttpProtocol;
 import io.fencekeeper.provider.http.HttpProtocol.ErrorBody;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.headers.RawHeader;
 
@@ -22,12 +23,19 @@ final class SimTampering {
 
   private SimTampering() {}
 
-  /** One request to {@code /admin/effects/{key}}; {@code key} is the decoded rest of the path. */
-  static HttpResponse effect(String method, String key, SimLedger ledger) {
-    if (key.isEmpty() || key.length() > 255) {
+  /**
+   * One request to {@code /admin/effects/{key}}; {@code segment} is the decoded path segment after
+   * the prefix, empty when the rest of the path is not one segment.
+   */
+  static HttpResponse effect(String method, Optional<String> segment, SimLedger ledger) {
+    if (segment.isEmpty() || !HttpProtocol.isKey(segment.get())) {
       return SimTransport.respond(
-          400, ErrorBody.of(HttpProtocol.BAD_REQUEST, "the key must be 1-255 characters"));
+          400,
+          ErrorBody.of(
+              HttpProtocol.BAD_REQUEST,
+              "the key is one path segment of 1-255 characters of visible ASCII"));
     }
+    String key = segment.get();
     return switch (method) {
       case "DELETE" ->
           ledger.lose(key)

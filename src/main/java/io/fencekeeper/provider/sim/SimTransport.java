@@ -100,6 +100,9 @@ final class SimTransport implements AutoCloseable {
   private final ServerSettings serverSettings;
   private final LoggingAdapter log;
   private final Set<SharedKillSwitch> connections = ConcurrentHashMap.newKeySet();
+  // the Server header by which this sim's HTTP-layer errors find whether it answers as 1.1
+  private final String serverName;
+  private volatile Supplier<Boolean> answers11 = () -> true;
   private volatile Function<HttpRequest, CompletionStage<HttpResponse>> handler;
   private volatile Tcp.ServerBinding binding;
 
@@ -112,14 +115,20 @@ final class SimTransport implements AutoCloseable {
         Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("sim-provider-latency"));
     this.materializer = SystemMaterializer.get(system).materializer();
     this.log = Logging.getLogger(system, SimProviderServer.class);
+    this.serverName = SimParsingErrors.register(() -> answers11.get());
     // the sim holds requests on purpose (latency, accepted and never answered): no request
-    // timeout of the server's own; the peer's address decides who may use /admin
+    // timeout of the server's own; the peer's address decides who may use /admin; a request its
+    // HTTP layer cannot parse is answered in the protocol's terms (SimParsingErrors); a request
+    // target of 8 KiB, what a server must accept (the longest plan request is about 2.5 KiB)
     this.serverSettings =
         ServerSettings.create(
             ConfigFactory.parseMap(
                     Map.of(
                         "pekko.http.server.request-timeout", "infinite",
-                        "pekko.http.server.remote-address-attribute", "on"))
+                        "pekko.http.server.remote-address-attribute", "on",
+                        "pekko.http.server.server-header", serverName,
+                        "pekko.http.server.parsing.error-handler", SimParsingErrors.class.getName(),
+                        "pekko.http.server.parsing.max-uri-length", "8k"))
                 .withFallback(system.settings().config()));
   }
 
@@ -178,6 +187,11 @@ final class SimTransport implements AutoCloseable {
         .whenComplete((done, failure) -> connections.remove(hangUp));
   }
 
+  /** Whether the sim answers as 1.1 now: its HTTP-layer errors then carry the version too. */
+  void answersAs11(Supplier<Boolean> answers11) {
+    this.answers11 = answers11;
+  }
+
   InetSocketAddress address() {
     return binding.localAddress();
   }
@@ -205,6 +219,7 @@ final class SimTransport implements AutoCloseable {
     } finally {
       connections.forEach(SharedKillSwitch::shutdown);
       delays.shutdownNow();
+      SimParsingErrors.unregister(serverName);
       if (ownedSystem != null) {
         StandaloneSystem.terminate(ownedSystem);
       }

@@ -11,8 +11,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The settings protocol 1.1 adds to a provider's block: its {@code clock-skew-allowance} (1 s
- * unless set, 0 to 1 minute) and the jdbc provider's {@code jdbc.currency}; a value out of bounds
- * is refused naming its path, before the node starts.
+ * unless set, 0 to 1 minute), its {@code request-timeout}'s bound (at most 5 minutes: a cleanup's
+ * deadline is at most that far ahead) and the jdbc provider's {@code jdbc.currency}; a value out of
+ * bounds is refused naming its path, before the node starts.
  */
 class ProviderCatalogProtocolTest {
 
@@ -58,6 +59,14 @@ class ProviderCatalogProtocolTest {
           refused.getMessage().startsWith("fencekeeper.providers.payments.clock-skew-allowance"),
           refused.getMessage());
     }
+    IllegalArgumentException timeout =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> catalog("fencekeeper.provider { kind = sim, request-timeout = 6m }"));
+    assertTrue(
+        timeout.getMessage().startsWith("fencekeeper.provider: request-timeout must be at most 5"),
+        "every deadline sent is at most the request timeout ahead, which a provider must accept: "
+            + timeout.getMessage());
     IllegalArgumentException currency =
         assertThrows(
             IllegalArgumentException.class,

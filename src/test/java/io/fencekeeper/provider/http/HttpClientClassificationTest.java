@@ -272,24 +272,153 @@ class HttpClientClassificationTest {
   }
 
   /**
-   * The client knows the version of the provider's last answer, and an ambiguous cleanup at a
-   * provider that answers as 1.0 says that the deadline is not promised there.
+   * The client knows the version of the provider's last answer that was its own, and an ambiguous
+   * cleanup at a provider that answers as 1.0 (or has not answered as 1.1 yet) says that the
+   * deadline is not promised there. A proxy's page or an HTTP stack's bare error changes nothing.
    */
   @Test
   void theVersionOfTheAnswersIsReadAndAnAmbiguousCleanupAtA10ProviderSaysSo() throws IOException {
-    try (RawServer old = server(head -> Stub.of("502 Bad Gateway", "", "Content-Type: text/html"));
+    try (RawServer old = server(head -> Stub.of("503 Service Unavailable", envelope("x"), JSON));
+        RawServer proxy =
+            server(head -> Stub.of("502 Bad Gateway", "<html/>", "Content-Type: text/html"));
         RawServer current =
             server(head -> Stub.of("502 Bad Gateway", "", "Fencekeeper-Protocol: 1.1"));
         HttpProvider atOld = HttpProvider.create(old.baseUrl(), CONNECT, REQUEST);
+        HttpProvider behindProxy = HttpProvider.create(proxy.baseUrl(), CONNECT, REQUEST);
         HttpProvider atCurrent = HttpProvider.create(current.baseUrl(), CONNECT, REQUEST)) {
       assertNull(atOld.serverProtocol().orElse(null), "nothing answered yet");
       ProviderError oldAnswer = failure(atOld.apply(cleanup()));
+      ProviderError proxyAnswer = failure(behindProxy.apply(cleanup()));
       ProviderError currentAnswer = failure(atCurrent.apply(cleanup()));
 
       assertEquals(Optional.of("1.0"), atOld.serverProtocol());
+      assertEquals(Optional.empty(), behindProxy.serverProtocol(), "a proxy's page says nothing");
       assertEquals(Optional.of("1.1"), atCurrent.serverProtocol());
       assertTrue(oldAnswer.message().contains("protocol 1.0"), oldAnswer.message());
-      assertTrue(!currentAnswer.message().contains("protocol 1.0"), currentAnswer.message());
+      assertTrue(
+          proxyAnswer.message().contains("not yet answered as protocol 1.1"),
+          proxyAnswer.message());
+      assertTrue(!currentAnswer.message().contains("protocol 1."), currentAnswer.message());
+    }
+  }
+
+  /**
+   * One answer without the header (an HTTP stack's 400, a proxy's 502) does not make a 1.1 provider
+   * a 1.0 one: its next ambiguous cleanup still counts on the deadline.
+   */
+  @Test
+  void anAnswerWithoutTheVersionDoesNotDowngradeAProviderKnownAs11() throws IOException {
+    List<Stub> answers =
+        new CopyOnWriteArrayList<>(
+            List.of(
+                Stub.of("201 Created", RECEIPT, JSON, "Fencekeeper-Protocol: 1.1"),
+                Stub.of("400 Bad Request", "Illegal request-target", "Content-Type: text/plain"),
+                Stub.of("502 Bad Gateway", "<html/>", "Content-Type: text/html")));
+    try (RawServer server =
+            server(head -> answers.size() > 1 ? answers.remove(0) : answers.get(0));
+        HttpProvider client = HttpProvider.create(server.baseUrl(), CONNECT, REQUEST)) {
+      result(client.apply(cleanup()));
+      failure(client.lookup(ITEM, ITEM.idempotencyKey()));
+      ProviderError ambiguous = failure(client.apply(cleanup()));
+
+      assertEquals(Optional.of("1.1"), client.serverProtocol());
+      assertInstanceOf(ProviderError.Ambiguous.class, ambiguous);
+      assertTrue(!ambiguous.message().contains("protocol 1."), ambiguous.message());
+    }
+  }
+
+  /**
+   * A lookup's 404 is "not applied" only as the protocol's not_found: from a provider known as 1.1
+   * with its version header; a proxy's 404 page, a 404 of a path the provider does not know, or a
+   * not_found without the header from a 1.1 provider is Transient (looked up again), never "apply
+   * again".
+   */
+  @Test
+  void onlyTheProtocolsNotFoundMakesALookupSayNotApplied() throws IOException {
+    String notFound = envelope("not_found");
+    List<Stub> answers =
+        new CopyOnWriteArrayList<>(
+            List.of(
+                Stub.of("404 Not Found", notFound, JSON, "Fencekeeper-Protocol: 1.1"),
+                Stub.of("404 Not Found", "<html>no such page</html>", "Content-Type: text/html"),
+                Stub.of(
+                    "404 Not Found",
+                    envelope("unknown_endpoint"),
+                    JSON,
+                    "Fencekeeper-Protocol: 1.1"),
+                Stub.of("404 Not Found", notFound, JSON)));
+    try (RawServer server =
+            server(head -> answers.size() > 1 ? answers.remove(0) : answers.get(0));
+        HttpProvider client = HttpProvider.create(server.baseUrl(), CONNECT, REQUEST)) {
+      assertEquals(Optional.empty(), result(client.lookup(ITEM, ITEM.idempotencyKey())));
+      for (int i = 0; i < 3; i++) {
+        assertInstanceOf(
+            ProviderError.Transient.class, failure(client.lookup(ITEM, ITEM.idempotencyKey())));
+      }
+      assertEquals(Optional.of("1.1"), client.serverProtocol());
+    }
+  }
+
+  /**
+   * A plan request names the item by its parts and, from 1.1, by its id and its key; a plan is read
+   * strictly: a description over 1,000 characters, an action over 255, an amount with a fraction or
+   * as text, a member twice, or something to do without an amount are plans it cannot read. A plan
+   * with nothing to do needs nothing more.
+   */
+  @Test
+  void aPlanRequestNamesItsItemAndKeyAndAPlanIsReadStrictly() throws IOException {
+    answer.set(Stub.of("200 OK", "{\"nothingToDo\":true}", JSON));
+    int before = received.size();
+    assertTrue(result(provider.plan(ITEM)).nothingToDo());
+    String head = received.get(before);
+    assertTrue(
+        head.contains("itemId=" + ITEM.value().replace("/", "%2F"))
+            || head.contains("itemId=" + ITEM.value()),
+        head);
+    assertTrue(head.contains("idempotencyKey=" + ITEM.idempotencyKey()), head);
+    assertTrue(head.contains("accountId=a-1"), head);
+
+    String something = "{\"nothingToDo\":false,\"action\":\"a\",\"currency\":\"EUR\",";
+    answer.set(
+        Stub.of(
+            "200 OK",
+            something + "\"amountMinor\":-0,\"description\":\"" + "d".repeat(1000) + "\"}",
+            JSON));
+    assertEquals(0, result(provider.plan(ITEM)).amountMinor(), "-0 is 0");
+    for (String unreadable :
+        List.of(
+            something + "\"amountMinor\":5,\"description\":\"" + "d".repeat(1001) + "\"}",
+            "{\"nothingToDo\":false,\"action\":\"" + "a".repeat(256) + "\",\"amountMinor\":5}",
+            something + "\"amountMinor\":12.0}",
+            something + "\"amountMinor\":1e3}",
+            something + "\"amountMinor\":\"12\"}",
+            something + "\"amountMinor\":12,\"amountMinor\":13}",
+            "{\"nothingToDo\":false,\"action\":\"a\"}",
+            "{\"nothingToDo\":\"false\",\"action\":\"a\",\"amountMinor\":5}")) {
+      answer.set(Stub.of("200 OK", unreadable, JSON));
+      assertInstanceOf(ProviderError.Transient.class, failure(provider.plan(ITEM)), unreadable);
+    }
+  }
+
+  /**
+   * A receipt's appliedAt is an instant of the protocol's one form (UTC, upper-case T and Z, no
+   * leap second); anything else is a receipt the client cannot read: ambiguous on a cleanup. Its
+   * status is not read.
+   */
+  @Test
+  void aReceiptIsReadStrictlyAndItsStatusIsNotRead() throws IOException {
+    String at = "2026-11-30T01:02:03.004Z";
+    answer.set(Stub.of("201 Created", RECEIPT.replace(",\"status\":\"APPLIED\"", ""), JSON));
+    assertEquals(Receipt.APPLIED, result(provider.apply(cleanup())).status(), "201 decides");
+    for (String form :
+        List.of(
+            "2026-11-30t01:02:03.004z",
+            "2026-11-30T01:02:03.004+00:00",
+            "2026-11-30T23:59:60Z",
+            "2026-11-30T24:00:00Z",
+            "2026-11-30T01:02:03.0040000000Z")) {
+      answer.set(Stub.of("201 Created", RECEIPT.replace(at, form), JSON));
+      assertInstanceOf(ProviderError.Ambiguous.class, failure(provider.apply(cleanup())), form);
     }
   }
 }

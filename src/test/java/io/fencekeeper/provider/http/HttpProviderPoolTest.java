@@ -237,7 +237,11 @@ class HttpProviderPoolTest {
       Plan plan = result(provider.plan(item));
 
       assertTrue(plan.description().endsWith(" on " + account + " at c-1"), plan.description());
-      assertTrue(result(provider.lookup(item, "fk-a/b c+d?e")).isEmpty());
+      // a key of visible ASCII that a path segment must escape: applied, then found under it alone
+      String key = "fk-a/b%c+d?e#f";
+      result(provider.apply(cleanup(item, writeOff(1), key, 1)));
+      assertTrue(result(provider.lookup(item, key)).isPresent());
+      assertTrue(result(provider.lookup(item, key + "x")).isEmpty());
     }
   }
 

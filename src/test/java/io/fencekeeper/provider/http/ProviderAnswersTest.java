@@ -40,7 +40,82 @@ class ProviderAnswersTest {
         retryAfter,
         retryAfterMs,
         "1.1",
+        true,
+        "1.1",
         7);
+  }
+
+  /** An answer with or without the version header, to a client that knew {@code known}. */
+  private static ProviderAnswers.Answer versioned(
+      int status, String body, String header, String known) {
+    return new ProviderAnswers.Answer(
+        status,
+        body.getBytes(StandardCharsets.UTF_8),
+        null,
+        Optional.empty(),
+        Optional.empty(),
+        header == null ? "1.0" : header,
+        header != null,
+        known,
+        -1);
+  }
+
+  private static final String NOT_FOUND = "{\"error\":\"not_found\",\"message\":\"m\"}";
+
+  /**
+   * A lookup's 404 is "not applied" only as the protocol says it: the envelope with not_found, and
+   * the version header from a server known as 1.1. A proxy's page, a 404 of a wrong path prefix or
+   * another code is Transient, never "not applied" (which would send the cleanup again).
+   */
+  @Test
+  void onlyTheProtocolsNotFoundIsNotAppliedAndEveryOther404IsTransient() {
+    assertEquals(
+        Optional.empty(), ProviderAnswers.readLookup(versioned(404, NOT_FOUND, "1.1", "1.1"), "k"));
+    assertEquals(
+        Optional.empty(),
+        ProviderAnswers.readLookup(versioned(404, NOT_FOUND, null, "1.0"), "k"),
+        "a 1.0 server sends no header");
+    assertEquals(
+        Optional.empty(),
+        ProviderAnswers.readLookup(versioned(404, NOT_FOUND, null, null), "k"),
+        "nothing known yet: the envelope decides");
+    for (var other :
+        java.util.List.of(
+            versioned(404, NOT_FOUND, null, "1.1"),
+            versioned(404, "<html>Not Found</html>", null, null),
+            versioned(404, "", "1.1", "1.1"),
+            versioned(404, "{\"error\":\"unknown_endpoint\",\"message\":\"m\"}", "1.1", "1.1"),
+            versioned(404, "{\"message\":\"Not Found\"}", null, "1.0"))) {
+      ProviderException thrown =
+          assertThrows(ProviderException.class, () -> ProviderAnswers.readLookup(other, "k"));
+      assertInstanceOf(ProviderError.Transient.class, thrown.error(), new String(other.body()));
+    }
+  }
+
+  /**
+   * The client's idea of the server's version moves only with the server's own answers: one with
+   * the header, or a 2xx JSON object or the envelope without it (1.0). A proxy's page, an HTTP
+   * stack's bare error, or a headerless 404 at a 1.1 server leave it as it was.
+   */
+  @Test
+  void onlyTheServersOwnAnswersChangeTheVersionTheClientKnows() {
+    assertEquals(
+        Optional.of("1.1"), ProviderAnswers.versionAfter(versioned(502, "", "1.1", "1.0")));
+    assertEquals(
+        Optional.of("1.0"), ProviderAnswers.versionAfter(versioned(200, "{}", null, "1.1")));
+    assertEquals(
+        Optional.of("1.0"),
+        ProviderAnswers.versionAfter(versioned(409, "{\"error\":\"x\"}", null, "1.1")));
+    assertEquals(
+        Optional.empty(), ProviderAnswers.versionAfter(versioned(502, "<html/>", null, "1.1")));
+    assertEquals(
+        Optional.empty(), ProviderAnswers.versionAfter(versioned(400, "Illegal", null, "1.1")));
+    assertEquals(
+        Optional.empty(), ProviderAnswers.versionAfter(versioned(200, "<html/>", null, "1.1")));
+    assertEquals(
+        Optional.empty(), ProviderAnswers.versionAfter(versioned(404, NOT_FOUND, null, "1.1")));
+    assertEquals(
+        Optional.of("1.0"), ProviderAnswers.versionAfter(versioned(404, NOT_FOUND, null, null)));
   }
 
   @Test

@@ -74,11 +74,26 @@ final class SimConnection implements AutoCloseable {
     return this;
   }
 
+  SimConnection sendBytes(byte[] bytes) throws IOException {
+    socket.getOutputStream().write(bytes);
+    socket.getOutputStream().flush();
+    return this;
+  }
+
+  /** The next answer's status line and headers only (an answer to HEAD has no body). */
+  Optional<Answer> nextHead() throws IOException {
+    return next(false);
+  }
+
   /**
    * The next answer on the connection (its body by Content-Length, which every answer of the sim
    * carries), or empty when the sim closed or reset the connection first.
    */
   Optional<Answer> next() throws IOException {
+    return next(true);
+  }
+
+  private Optional<Answer> next(boolean withBody) throws IOException {
     String head;
     try {
       head = head();
@@ -96,7 +111,7 @@ final class SimConnection implements AutoCloseable {
           lines[i].substring(0, colon).trim().toLowerCase(Locale.ROOT),
           lines[i].substring(colon + 1).trim());
     }
-    int length = Integer.parseInt(headers.getOrDefault("content-length", "0"));
+    int length = withBody ? Integer.parseInt(headers.getOrDefault("content-length", "0")) : 0;
     byte[] body = in.readNBytes(length);
     return Optional.of(
         new Answer(

@@ -50,14 +50,22 @@ class SimProtocolTest {
     sim.close();
   }
 
-  /** Step 1 before step 2: a request that cannot be read is refused as such, throttled or not. */
+  /**
+   * Step 1 before step 2: a request that cannot be read is refused as such, throttled or not; its
+   * headers are read first, then its media type, then its body; a refusal before the body was read
+   * closes the connection.
+   */
   @Test
-  void aRequestThatCannotBeReadIsRefusedBeforeTheRateLimitAndTheMediaTypeFirst() {
+  void aRequestThatCannotBeReadIsRefusedBeforeTheRateLimitHeadersFirst() {
     sim.setFaults(SimFaults.NONE.withThrottlePerSecond(0.01));
-    assertEquals(200, get("/v1/plans?accountId=a-1").statusCode(), "the one token of the burst");
+    assertEquals(
+        200,
+        get("/v1/plans?job=j&businessDate=2026-11-29&cursor=c-1&accountId=a-1").statusCode(),
+        "the one token of the burst");
 
     HttpResponse<String> notJson = send(cleanup("fk-1", "1", null, BODY, "text/plain"));
     HttpResponse<String> noKey = send(cleanup(null, "1", null, BODY, "application/json"));
+    HttpResponse<String> noKeyNotJson = send(cleanup(null, "1", null, BODY, "text/plain"));
     HttpResponse<String> badDeadline =
         send(cleanup("fk-1", "1", "tomorrow", BODY, "application/json"));
     HttpResponse<String> offsetDeadline =
@@ -66,9 +74,12 @@ class SimProtocolTest {
 
     assertEquals(415, notJson.statusCode());
     assertEquals(HttpProtocol.UNSUPPORTED_MEDIA_TYPE, error(notJson));
-    for (HttpResponse<String> refused : List.of(noKey, badDeadline, offsetDeadline)) {
+    for (HttpResponse<String> refused : List.of(noKey, noKeyNotJson, badDeadline, offsetDeadline)) {
       assertEquals(400, refused.statusCode(), refused.body());
       assertEquals(HttpProtocol.BAD_REQUEST, error(refused));
+    }
+    for (HttpResponse<String> early : List.of(notJson, noKey)) {
+      assertEquals(Optional.of("close"), early.headers().firstValue("Connection"));
     }
     assertTrue(badDeadline.body().contains("RFC 3339"), badDeadline.body());
     assertEquals(429, throttled.statusCode(), "a request that can be read meets the limit");
@@ -154,7 +165,7 @@ class SimProtocolTest {
     assertEquals(201, apply("fk-1", 1, BODY).statusCode());
     String redescribed =
         BODY.replace("\"d\"", "\"described anew\"")
-            .replace("\"cursor\":\"c-1\"", "\"cursor\":\"c-9\",\"comesLater\":{\"x\":1}");
+            .replace("\"cursor\":\"c-1\"", "\"comesLater\":{\"x\":1}");
     String withoutCurrency = BODY.replace(",\"currency\":\"EUR\"", "");
 
     assertEquals(200, apply("fk-1", 1, redescribed).statusCode());
@@ -168,34 +179,47 @@ class SimProtocolTest {
     assertEquals(Map.of("fk-1", 1), sim.effects());
   }
 
-  /** Every answer of a 1.1 server says so; the sim's own endpoints are not the protocol. */
+  /**
+   * Every answer of a 1.1 server says so, on any path, the sim's own endpoints and the answers of
+   * its HTTP layer included.
+   */
   @Test
   void everyAnswerOfTheProtocolCarriesTheVersionAndAnotherMajorVersionIsRefused() {
     sim.setFaults(SimFaults.NONE);
     List<HttpResponse<String>> answers =
         List.of(
-            get("/v1/plans?accountId=a-1"),
+            get("/v1/plans?job=j&businessDate=2026-11-29&cursor=c-1&accountId=a-1"),
             get("/v1/plans"),
             get("/v1/cleanups/fk-none"),
             apply("fk-1", 1, BODY),
             apply("fk-1", 0, BODY),
-            get("/v1/nothing-here"));
+            get("/v1/nothing-here"),
+            get("/ledger"),
+            send(
+                HttpRequest.newBuilder(sim.baseUrl().resolve(HttpProtocol.PLANS_PATH))
+                    .method("HEAD", HttpRequest.BodyPublishers.noBody())
+                    .build()));
     for (HttpResponse<String> answer : answers) {
       assertEquals(
           Optional.of("1.1"),
           answer.headers().firstValue(HttpProtocol.PROTOCOL),
           answer.uri() + " " + answer.statusCode());
     }
-    assertEquals(Optional.empty(), get("/ledger").headers().firstValue(HttpProtocol.PROTOCOL));
 
     HttpResponse<String> two =
         send(
-            HttpRequest.newBuilder(sim.baseUrl().resolve("/v1/plans?accountId=a-1"))
+            HttpRequest.newBuilder(
+                    sim.baseUrl()
+                        .resolve(
+                            "/v1/plans?job=j&businessDate=2026-11-29&cursor=c-1&accountId=a-1"))
                 .header(HttpProtocol.PROTOCOL, "2.0")
                 .build());
     HttpResponse<String> later =
         send(
-            HttpRequest.newBuilder(sim.baseUrl().resolve("/v1/plans?accountId=a-1"))
+            HttpRequest.newBuilder(
+                    sim.baseUrl()
+                        .resolve(
+                            "/v1/plans?job=j&businessDate=2026-11-29&cursor=c-1&accountId=a-1"))
                 .header(HttpProtocol.PROTOCOL, "1.7")
                 .build());
     assertEquals(400, two.statusCode());
@@ -204,7 +228,7 @@ class SimProtocolTest {
 
   @Test
   void aPlanNamesItsCurrencyAndALookupOfAnImpossibleKeyIsABadRequest() throws IOException {
-    JsonNode plan = json(get("/v1/plans?accountId=a-1&cursor=c-1&businessDate=2026-11-29"));
+    JsonNode plan = json(get("/v1/plans?job=j&accountId=a-1&cursor=c-1&businessDate=2026-11-29"));
 
     assertFalse(plan.get("nothingToDo").asBoolean());
     assertTrue(plan.get("currency").asText().matches("EUR|USD"), plan.toString());
@@ -221,7 +245,8 @@ class SimProtocolTest {
     String past = HttpProtocol.formatDeadline(Instant.now().minusSeconds(1));
     String body10 = BODY.replace(",\"currency\":\"EUR\"", "");
 
-    HttpResponse<String> plan = get("/v1/plans?accountId=a-1");
+    HttpResponse<String> plan =
+        get("/v1/plans?job=j&businessDate=2026-11-29&cursor=c-1&accountId=a-1");
     HttpResponse<String> applied = send(cleanup("fk-old", "1", past, body10, "application/json"));
     HttpResponse<String> replay = apply("fk-old", 1, body10);
     HttpResponse<String> redescribed = apply("fk-old", 1, body10.replace("\"d\"", "\"e\""));

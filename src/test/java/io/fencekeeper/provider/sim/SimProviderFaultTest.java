@@ -81,7 +81,7 @@ class SimProviderFaultTest extends SimOverHttpTest {
   @Test
   void throttleAnswers429WithRetryAfterInSecondsAndMillis() {
     sim.setFaults(SimFaults.NONE.withThrottlePerSecond(0.5));
-    String planPath = "/v1/plans?accountId=a-4&cursor=c-1&businessDate=2026-11-29";
+    String planPath = "/v1/plans?job=j&accountId=a-4&cursor=c-1&businessDate=2026-11-29";
 
     HttpResponse<String> allowed = raw(sim.baseUrl(), "GET", planPath, null);
     HttpResponse<String> refused = raw(sim.baseUrl(), "GET", planPath, null);

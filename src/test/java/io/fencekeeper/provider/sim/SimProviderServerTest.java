@@ -81,9 +81,9 @@ class SimProviderServerTest {
     assertEquals("POST", wrongMethod.headers().firstValue("Allow").orElseThrow());
     assertTrue(wrongMethod.body().contains("\"error\":\"method_not_allowed\""));
     assertEquals(404, unknown.statusCode());
-    assertTrue(unknown.body().contains("\"error\":\"not_found\""), unknown.body());
+    assertTrue(unknown.body().contains("\"error\":\"unknown_endpoint\""), unknown.body());
     assertEquals(400, noAccount.statusCode());
-    assertTrue(noAccount.body().contains("accountId is required"), noAccount.body());
+    assertTrue(noAccount.body().contains("is required"), noAccount.body());
     assertEquals(404, unknownKey.statusCode());
     assertTrue(unknownKey.body().contains("no cleanup was applied"), unknownKey.body());
     assertEquals(java.util.Map.of(), sim.effects());

@@ -56,7 +56,8 @@ class SimRoutesTest {
     assertEquals(201, apply("fk-kept", 1).statusCode());
     List<List<String>> wrong =
         List.of(
-            List.of("POST", "/v1/plans?accountId=a-1", "GET"),
+            List.of(
+                "POST", "/v1/plans?job=j&businessDate=2026-11-29&cursor=c-1&accountId=a-1", "GET"),
             List.of("GET", "/v1/cleanups", "POST"),
             List.of("DELETE", "/v1/cleanups/fk-kept", "GET"),
             List.of("POST", "/ledger", "GET"),
@@ -76,13 +77,23 @@ class SimRoutesTest {
     assertEquals(1, sim.requests(), "a GET of /v1/cleanups is no cleanup request");
   }
 
+  /**
+   * A path that is no endpoint is 404 {@code unknown_endpoint}, never {@code not_found}, which only
+   * a lookup says ("no effect under this key"): a wrong path must not read as "not applied". Paths
+   * match exactly: a trailing slash is another path.
+   */
   @Test
-  void pathsBesideTheEndpointsAreNotFound() {
-    for (String path : List.of("/", "/ledger/x", "/v1/plans/x", "/v1", "/admin/faults/x")) {
+  void pathsBesideTheEndpointsAreUnknownEndpointsNotNotFound() {
+    for (String path :
+        List.of("/", "/ledger/x", "/v1/plans/x", "/v1/plans/", "/v1", "/admin/faults/x")) {
       HttpResponse<String> answer = call("GET", path, null);
       assertEquals(404, answer.statusCode(), path);
-      assertTrue(answer.body().contains("\"error\":\"not_found\""), path + ": " + answer.body());
+      assertTrue(
+          answer.body().contains("\"error\":\"unknown_endpoint\""), path + ": " + answer.body());
+      assertEquals(Optional.of("1.1"), answer.headers().firstValue(HttpProtocol.PROTOCOL), path);
     }
+    HttpResponse<String> trailing = call("POST", "/v1/cleanups/", SimConnection.CLEANUP);
+    assertEquals(405, trailing.statusCode(), "/v1/cleanups/ is the lookup's path, without a key");
   }
 
   @Test
@@ -102,38 +113,66 @@ class SimRoutesTest {
     assertEquals(first.get("effectId"), replay.get("effectId"));
   }
 
+  /**
+   * A key is exactly 1-255 characters of visible ASCII (0x21-0x7E): every such key is accepted (the
+   * longest, and every visible character), anything else refused, so that every key a server
+   * accepts can also be looked up.
+   */
   @Test
-  void theIdempotencyKeyMustHaveOneTo255Characters() {
+  void theIdempotencyKeyIsOneTo255VisibleAsciiCharactersAndNothingElse() throws IOException {
     String longest = "k".repeat(255);
+    StringBuilder visible = new StringBuilder();
+    for (char c = 0x21; c <= 0x7e; c++) {
+      visible.append(c);
+    }
 
     HttpResponse<String> missing = call("POST", "/v1/cleanups", SimConnection.CLEANUP);
     HttpResponse<String> blank = apply(" ", 1);
+    HttpResponse<String> space = apply("fk- x", 1);
+    // the JDK's client writes a non-ASCII header as '?': the key's UTF-8 bytes go over a socket
+    SimConnection.Answer accented;
+    try (SimConnection raw = SimConnection.open(sim)) {
+      accented =
+          raw.send(SimConnection.cleanup("fk-\u00e9", SimConnection.CLEANUP)).next().orElseThrow();
+    }
     HttpResponse<String> tooLong = apply(longest + "k", 1);
     HttpResponse<String> fits = apply(longest, 1);
+    HttpResponse<String> everyVisible = apply(visible.toString(), 1);
 
-    for (HttpResponse<String> refused : List.of(missing, blank, tooLong)) {
-      assertEquals(400, refused.statusCode());
-      assertTrue(refused.body().contains("1-255 characters"), refused.body());
+    assertEquals(400, accented.status(), accented.body());
+    for (HttpResponse<String> refused : List.of(missing, blank, space, tooLong)) {
+      assertEquals(400, refused.statusCode(), refused.body());
+      assertTrue(refused.body().contains("Idempotency-Key"), refused.body());
     }
+    assertTrue(space.body().contains("visible ASCII"), space.body());
     assertEquals(201, fits.statusCode(), fits.body());
-    assertEquals(Map.of(longest, 1), sim.effects());
-    assertEquals(4, sim.requests(), "a refused cleanup request is a request all the same");
+    assertEquals(201, everyVisible.statusCode(), everyVisible.body());
+    assertEquals(Map.of(longest, 1, visible.toString(), 1), sim.effects());
+    assertEquals(7, sim.requests(), "a refused cleanup request is a request all the same");
+    String encoded =
+        java.net.URLEncoder.encode(visible.toString(), java.nio.charset.StandardCharsets.UTF_8)
+            .replace("+", "%20");
+    assertEquals(
+        200,
+        call("GET", "/v1/cleanups/" + encoded, null).statusCode(),
+        "every key accepted can be looked up");
   }
 
   @Test
   void aCleanupThatCannotBeReadIsABadRequestThatLeavesItsKeyFree() {
+    String itemId = "\"itemId\":\"j/2026-11-29/a-1/c-1\"";
     HttpResponse<String> badToken = apply("fk-bad", "seven", SimConnection.CLEANUP);
     HttpResponse<String> badJson = apply("fk-bad", "1", "{\"accountId\":");
-    HttpResponse<String> noAction = apply("fk-bad", "1", "{\"itemId\":\"i\",\"amountMinor\":1}");
+    HttpResponse<String> noAction = apply("fk-bad", "1", "{" + itemId + ",\"amountMinor\":1}");
     HttpResponse<String> noItem =
         apply("fk-bad", "1", "{\"action\":\"write-off-residual\",\"amountMinor\":1}");
     HttpResponse<String> textAmount =
-        apply("fk-bad", "1", "{\"itemId\":\"i\",\"action\":\"a\",\"amountMinor\":\"1\"}");
+        apply("fk-bad", "1", "{" + itemId + ",\"action\":\"a\",\"amountMinor\":\"1\"}");
     HttpResponse<String> lowerCurrency =
         apply(
             "fk-bad",
             "1",
-            "{\"itemId\":\"i\",\"action\":\"a\",\"amountMinor\":1,\"currency\":\"eur\"}");
+            "{" + itemId + ",\"action\":\"a\",\"amountMinor\":1,\"currency\":\"eur\"}");
     HttpResponse<String> negativeToken = apply("fk-bad", "-1", SimConnection.CLEANUP);
     HttpResponse<String> notAnObject = apply("fk-bad", "1", "[1]");
 
@@ -148,11 +187,12 @@ class SimRoutesTest {
             negativeToken,
             notAnObject)) {
       assertEquals(400, refused.statusCode(), refused.body());
-      assertTrue(refused.body().contains("invalid cleanup request"), refused.body());
+      assertTrue(refused.body().contains("\"error\":\"bad_request\""), refused.body());
     }
-    assertTrue(
-        noAction.body().contains("itemId and action (text) and amountMinor (a whole number)"),
-        noAction.body());
+    assertTrue(badToken.body().contains("Fencing-Token"), badToken.body());
+    assertTrue(noAction.body().contains("action is required"), noAction.body());
+    assertTrue(noItem.body().contains("itemId is required"), noItem.body());
+    assertTrue(textAmount.body().contains("amountMinor is required"), textAmount.body());
     assertTrue(lowerCurrency.body().contains("ISO 4217"), lowerCurrency.body());
     assertEquals(Map.of(), sim.effects());
     assertEquals(201, apply("fk-bad", 1).statusCode(), "not key_in_use: nothing held the key");
@@ -172,44 +212,95 @@ class SimRoutesTest {
     assertEquals(201, apply("fk-cut", 1).statusCode());
   }
 
-  /** The key is the rest of the path, percent-decoded: a '/' in it may come escaped or not. */
+  /**
+   * The key is one path segment, percent-decoded once: a '/' in it is {@code %2F}. A path of more
+   * segments (an unencoded '/'), a trailing slash or a key that decodes outside visible ASCII is a
+   * bad request, never "not found": none of them is a question about a key.
+   */
   @Test
-  void aLookupReadsTheKeyFromTheWholeRestOfThePathDecoded() throws IOException {
-    String key = "job/2026-11-29/a b";
+  void aLookupKeyIsOnePathSegmentDecodedOnce() throws IOException {
+    String key = "job/2026-11-29/a+b";
     assertEquals(201, apply(key, 1).statusCode());
 
-    HttpResponse<String> plain = call("GET", "/v1/cleanups/job/2026-11-29/a%20b", null);
-    HttpResponse<String> escaped = call("GET", "/v1/cleanups/job%2F2026-11-29%2Fa%20b", null);
-    HttpResponse<String> plus = call("GET", "/v1/cleanups/job/2026-11-29/a+b", null);
+    HttpResponse<String> escaped = call("GET", "/v1/cleanups/job%2F2026-11-29%2Fa+b", null);
+    HttpResponse<String> twice = call("GET", "/v1/cleanups/job%252F2026-11-29%252Fa+b", null);
+    List<HttpResponse<String>> refused =
+        List.of(
+            call("GET", "/v1/cleanups/job/2026-11-29/a+b", null),
+            call("GET", "/v1/cleanups/a/b", null),
+            call("GET", "/v1/cleanups/fk-1/", null),
+            call("GET", "/v1/cleanups/", null),
+            call("GET", "/v1/cleanups/fk%20x", null),
+            call("GET", "/v1/cleanups/fk%C3%A9", null),
+            call("GET", "/v1/cleanups/" + "k".repeat(256), null));
 
-    assertEquals(200, plain.statusCode(), plain.body());
-    assertEquals(key, json(plain).get("idempotencyKey").asText());
     assertEquals(200, escaped.statusCode(), escaped.body());
     assertEquals(key, json(escaped).get("idempotencyKey").asText());
-    assertEquals(404, plus.statusCode(), "'+' in a path is a plus, not a space");
+    assertEquals(404, twice.statusCode(), "decoded once: %252F is the text %2F");
+    assertEquals("not_found", json(twice).get("error").asText());
+    for (HttpResponse<String> answer : refused) {
+      assertEquals(400, answer.statusCode(), answer.uri() + " " + answer.body());
+      assertEquals("bad_request", json(answer).get("error").asText(), answer.uri().toString());
+    }
   }
 
+  /**
+   * A plan request names an item: job, businessDate, accountId and cursor as an item has them,
+   * percent-decoded ({@code +} a space, so a plus is {@code %2B}), the last of a repeated name; an
+   * itemId and an idempotencyKey, when sent, the item's. Anything else is a bad request.
+   */
   @Test
-  void aPlanIsReadFromTheDecodedQueryAndTheLastOfARepeatedName() throws IOException {
-    HttpResponse<String> plus = call("GET", "/v1/plans?accountId=a+b&cursor=c%2F1", null);
-    HttpResponse<String> escaped = call("GET", "/v1/plans?accountId=a%20b&cursor=c/1", null);
+  void aPlanIsReadFromTheDecodedQueryAndNamesAnItem() throws IOException {
+    String item = "job=j&businessDate=2026-11-29&";
+    HttpResponse<String> plus =
+        call("GET", "/v1/plans?" + item + "accountId=a%2Bb&cursor=c:1", null);
+    HttpResponse<String> escaped =
+        call("GET", "/v1/plans?" + item + "accountId=a%2bb&cursor=c%3A1", null);
     HttpResponse<String> repeated =
-        call("GET", "/v1/plans?accountId=first&accountId=a%20b&cursor=c/1", null);
-    HttpResponse<String> blank = call("GET", "/v1/plans?accountId=%20&cursor=c-1", null);
+        call("GET", "/v1/plans?" + item + "accountId=first&accountId=a%2Bb&cursor=c:1", null);
+    io.fencekeeper.item.ItemId id =
+        io.fencekeeper.item.ItemId.of("j", java.time.LocalDate.parse("2026-11-29"), "a+b", "c:1");
+    HttpResponse<String> tied =
+        call(
+            "GET",
+            "/v1/plans?"
+                + item
+                + "accountId=a%2Bb&cursor=c:1&itemId=j%2F2026-11-29%2Fa%2Bb%2Fc%3A1&idempotencyKey="
+                + id.idempotencyKey(),
+            null);
 
-    assertEquals(200, plus.statusCode());
-    assertTrue(json(plus).get("description").asText().contains("a b"), plus.body());
+    assertEquals(200, plus.statusCode(), plus.body());
+    assertTrue(json(plus).get("description").asText().contains("a+b"), plus.body());
     assertEquals(json(plus), json(escaped), "the same item, however it is spelled");
     assertEquals(json(plus), json(repeated), "the last accountId counts");
-    assertEquals(400, blank.statusCode());
-    assertTrue(blank.body().contains("accountId is required"), blank.body());
+    assertEquals(json(plus), json(tied), tied.body());
+    Map<String, String> refusals =
+        Map.of(
+            "accountId=%20&cursor=c-1", "accountId is required",
+            "accountId=a+b&cursor=c-1", "accountId is required",
+            "accountId=a-1", "cursor is required",
+            "accountId=a-1&cursor=c-1&businessDate=2026-02-30", "businessDate",
+            "accountId=a-1&cursor=c-1&itemId=j%2F2026-11-29%2Fa-2%2Fc-1", "itemId",
+            "accountId=a-1&cursor=c-1&idempotencyKey=fk-0", "idempotencyKey");
+    for (var refusal : refusals.entrySet()) {
+      String query =
+          refusal.getKey().contains("businessDate")
+              ? "job=j&" + refusal.getKey()
+              : item + refusal.getKey();
+      HttpResponse<String> answer = call("GET", "/v1/plans?" + query, null);
+      assertEquals(400, answer.statusCode(), query);
+      assertTrue(answer.body().contains(refusal.getValue()), query + ": " + answer.body());
+    }
   }
 
   @Test
   void theRateLimitHoldsEveryProviderCallButNotTheLedgerOrTheControl() {
     // one call a second's worth of burst, the next token 100 s away: nothing refills in a test
     sim.setFaults(SimFaults.NONE.withThrottlePerSecond(0.01));
-    assertEquals(200, call("GET", "/v1/plans?accountId=a-1", null).statusCode());
+    assertEquals(
+        200,
+        call("GET", "/v1/plans?job=j&businessDate=2026-11-29&cursor=c-1&accountId=a-1", null)
+            .statusCode());
 
     HttpResponse<String> lookup = call("GET", "/v1/cleanups/fk-limited", null);
     HttpResponse<String> cleanup = apply("fk-limited", 1);
@@ -245,7 +336,8 @@ class SimRoutesTest {
     HttpResponse<String> answer = delayed.get(DEADLINE.toSeconds(), TimeUnit.SECONDS);
     assertEquals(201, answer.statusCode(), "no latency then, no error then: " + answer.body());
     assertEquals(Map.of("fk-arrived", 1), sim.effects());
-    HttpResponse<String> later = call("GET", "/v1/plans?accountId=a-1", null);
+    HttpResponse<String> later =
+        call("GET", "/v1/plans?job=j&businessDate=2026-11-29&cursor=c-1&accountId=a-1", null);
     assertEquals(503, later.statusCode(), "a call arriving now meets the new faults");
   }
 
@@ -290,7 +382,7 @@ class SimRoutesTest {
     assertEquals(Map.of(), sim.requestsPerSecond());
     assertEquals(0, sim.peakInFlight());
 
-    call("GET", "/v1/plans?accountId=a-1", null);
+    call("GET", "/v1/plans?job=j&businessDate=2026-11-29&cursor=c-1&accountId=a-1", null);
     call("GET", "/no-such-path", null);
 
     assertEquals(1L, sim.requestsPerSecond().values().stream().mapToLong(Long::longValue).sum());

@@ -58,7 +58,8 @@ class SimTransportTest {
   void requestsWaitingOutTheirLatencyHoldNoThread() throws Exception {
     SimProviderServer sim = track(SimProviderServer.start("127.0.0.1", 0, HELD, 1L, 1));
     for (int i = 0; i < 6; i++) {
-      connect(sim).send(get("/v1/plans?accountId=held-" + i));
+      connect(sim)
+          .send(get("/v1/plans?job=j&businessDate=2026-11-29&cursor=c-1&accountId=held-" + i));
     }
 
     Await.until(DEADLINE, "six plans in flight at once", () -> sim.requestsInFlight() == 6);
@@ -73,7 +74,9 @@ class SimTransportTest {
     SimConnection connection = connect(sim);
 
     long sent = System.nanoTime();
-    connection.send(get("/v1/plans?accountId=first") + get("/admin/stats"));
+    connection.send(
+        get("/v1/plans?job=j&businessDate=2026-11-29&cursor=c-1&accountId=first")
+            + get("/admin/stats"));
     Answer plan = connection.next().orElseThrow();
     Answer stats = connection.next().orElseThrow();
     Duration statsAfter = Duration.ofNanos(System.nanoTime() - sent);
@@ -156,7 +159,9 @@ class SimTransportTest {
     SimProviderServer sim = start(HELD);
     SimConnection idle = connect(sim);
     assertEquals(200, idle.send(get("/ledger")).next().orElseThrow().status());
-    SimConnection plan = connect(sim).send(get("/v1/plans?accountId=closing"));
+    SimConnection plan =
+        connect(sim)
+            .send(get("/v1/plans?job=j&businessDate=2026-11-29&cursor=c-1&accountId=closing"));
     SimConnection cleanup = connect(sim).send(cleanup("fk-closing", SimConnection.CLEANUP));
     Await.until(DEADLINE, "both requests in flight", () -> sim.requestsInFlight() == 2);
 
