@@ -60,9 +60,9 @@ class JournalDatabaseTest {
     TestDatabases.Target target = TestDatabases.h2File(dataDir);
     assertMigratesOnce(
         target,
-        9,
+        10,
         "journal, run items, lookup index, unique accounts, run staging, run_item shard, run_record,"
-            + " run archive, lease requests");
+            + " run archive, lease requests, staging resume");
   }
 
   @Test
@@ -70,9 +70,9 @@ class JournalDatabaseTest {
     TestDatabases.Target target = TestDatabases.freshPostgres();
     assertMigratesOnce(
         target,
-        10,
+        11,
         "journal, run items, lookup index, unique accounts, run staging, run_item fillfactor,"
-            + " run_item shard, run_record, run archive, lease requests");
+            + " run_item shard, run_record, run archive, lease requests, staging resume");
     try (Connection c =
             DriverManager.getConnection(target.url(), target.user(), target.password());
         ResultSet rs =

@@ -65,6 +65,9 @@ abstract class RunScenarioContract {
     db = database(dataDir);
     clock = new OffsetClock();
     sim = SimProviderServer.start(0, SimFaults.NONE, 42);
+    // the test's clock is the world's: the sim judges cleanup deadlines by it, as a provider whose
+    // clock agrees with the node's does (the jump past a deadline moves both)
+    sim.useClock(clock);
     provider =
         new GatedProvider(
             HttpProvider.create(sim.baseUrl(), Duration.ofSeconds(2), Duration.ofSeconds(2)));

@@ -510,7 +510,7 @@ final class SimRoutes {
    * to 2^63-1) and, as a 1.1 server, the deadline: required from a request that declares 1.1 or
    * later, honoured whenever it is there, refused when it is more than 10 minutes ahead.
    */
-  private static CleanupHeaders cleanupHeaders(HttpRequest request, SimProtocol speaking) {
+  private CleanupHeaders cleanupHeaders(HttpRequest request, SimProtocol speaking) {
     int minor = checkProtocol(request, speaking);
     String key = header(request, HttpProtocol.IDEMPOTENCY_KEY);
     if (key == null) {
@@ -535,7 +535,7 @@ final class SimRoutes {
                       Refusal.badRequest(
                           "Cleanup-Deadline must be an RFC 3339 instant in UTC"
                               + " (2026-11-30T01:02:13.004Z)"));
-      if (deadline.isAfter(Instant.now().plus(HttpProtocol.MAX_DEADLINE_AHEAD))) {
+      if (deadline.isAfter(clock.instant().plus(HttpProtocol.MAX_DEADLINE_AHEAD))) {
         throw Refusal.badRequest(
             "Cleanup-Deadline is more than "
                 + HttpProtocol.MAX_DEADLINE_AHEAD.toMinutes()
