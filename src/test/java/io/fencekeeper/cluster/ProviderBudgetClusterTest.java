@@ -222,7 +222,10 @@ class ProviderBudgetClusterTest {
     assertTrue(sim.peakInFlight() <= maxInFlight, "peak in flight " + sim.peakInFlight());
     assertTrue(busiest <= maxRate, "a second with " + busiest + " calls: " + perSecond);
     assertTrue(measured.size() >= 14, "seconds measured: " + measured);
-    assertTrue(mean >= maxRate * 0.9, "within 10% of the rate: " + measured);
+    // the median, not the mean: a second in which a loaded machine stalled every process (seen at
+    // load 41: 2 calls between seconds of 10) says nothing of what the budget lets through
+    long median = measured.stream().sorted().toList().get(measured.size() / 2);
+    assertTrue(median >= maxRate * 0.9, "within 10% of the rate: " + measured);
     assertTrue(
         after.changes().stream().anyMatch(c -> c.reason().contains("calls throttled")),
         "the cut is logged with its reason: " + after.changes());
