@@ -255,4 +255,67 @@ class ExternalWorkerLeaseApiTest {
     assertEquals(404, unknown.status());
     assertEquals("unknown_run", unknown.error());
   }
+
+  private JsonNode runView(String runId) {
+    return api.get("/api/runs/" + seg(runId)).tree();
+  }
+
+  /**
+   * Finding 18: a worker that picks its items and claims them by id, never calling claim-next. Its
+   * completions and failures are in the run's counts, and the run ends by them as a node's own
+   * workers' run does (within a dispatcher's report and the coordinator's tick), not when some
+   * claim-next happens to hand the settled items out again.
+   */
+  @Test
+  void aRunWorkedOnlyThroughClaimByIdIsCountedAndEndsWithoutAnyClaimNext() {
+    String runId = api.createRun(ApiTestNode.newJob("by-id"), 3);
+    for (int account : new int[] {1, 3}) {
+      long token = api.claim(item(runId, account), "ext-1");
+      ApiTestNode.Answer done =
+          api.post(item(runId, account) + "/complete", as("ext-1", token, APPLIED));
+      assertEquals(200, done.status(), done.body());
+    }
+    long token = api.claim(item(runId, 2), "ext-1");
+    ApiTestNode.Answer failed =
+        api.post(
+            item(runId, 2) + "/fail",
+            as("ext-1", token, ",\"error\":\"account gone\",\"retryable\":false"));
+    assertEquals(200, failed.status(), failed.body());
+    JsonNode ended =
+        ApiTestNode.await(
+            () -> runView(runId),
+            run -> !run.path("state").asText().equals("RUNNING"),
+            Duration.ofSeconds(30),
+            "the run's end without a claim-next");
+    assertEquals("PARTIAL", ended.path("state").asText(), ended.toString());
+    assertEquals(2, ended.path("counts").path("done").asInt(), ended.toString());
+    assertEquals(1, ended.path("counts").path("failed").asInt(), ended.toString());
+  }
+
+  /**
+   * Finding 18: an item quarantined by claims by id (its holders vanished, one after the other) is
+   * in the run's counts, as one a claim-next found quarantined.
+   */
+  @Test
+  void anItemQuarantinedThroughClaimByIdIsCounted() {
+    String runId = api.createRun(ApiTestNode.newJob("by-id-quarantined"), 2);
+    String item = item(runId, 1);
+    ApiTestNode.Answer answer = null;
+    for (int holder = 1; holder <= 3; holder++) {
+      answer = api.post(item + "/claim", claimBody("vanishing-" + holder, null, 1_000));
+      if (answer.status() != 200) {
+        break;
+      }
+      ApiTestNode.CLOCK.advance(Duration.ofSeconds(2)); // its holder never speaks again
+    }
+    assertEquals(409, answer.status(), answer.body());
+    assertEquals("QUARANTINED", api.get(item).tree().path("status").asText());
+    JsonNode run =
+        ApiTestNode.await(
+            () -> runView(runId),
+            r -> r.path("counts").path("quarantined").asInt() == 1,
+            Duration.ofSeconds(30),
+            "the quarantined item counted");
+    assertEquals("RUNNING", run.path("state").asText(), "a quarantined item is not settled");
+  }
 }
