@@ -488,6 +488,13 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
   }
 
   private void afterSettling() {
+    if (!stopping && run.tooManyFailed(items.board.failed())) {
+      // the coordinator stops the run by the same rule within a report; nothing more goes out now
+      getContext()
+          .getLog()
+          .info("run {}: more items failed than maxFailedItems allows", run.runId());
+      beginStop();
+    }
     serveDemand();
     if (!stopping && paging.allPaged() && items.idle()) {
       report(); // nothing left here: say so now, the run may be over

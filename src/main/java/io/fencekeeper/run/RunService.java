@@ -339,9 +339,12 @@ public final class RunService {
    * A lease API holder's command ended its attempt at {@code item} ({@code now}: the item as its
    * answer shows it): the run's dispatchers learn it, so the one that handed the item out through
    * claim-next settles it now (docs/external-workers.md), not a lease later. Best effort: without
-   * it the dispatcher asks the item once the lease it gave has run out.
+   * it the dispatcher asks the item once the lease it gave has run out. Completes once the run's
+   * dispatchers were told (never fails): a claim-next sent after the holder's answer finds its
+   * dispatcher knowing (a run past its failure limit hands nothing more out).
    */
-  public void attemptEnded(ItemId item, io.fencekeeper.item.ItemView now, String scopeId) {
+  public CompletionStage<Void> attemptEnded(
+      ItemId item, io.fencekeeper.item.ItemView now, String scopeId) {
     AttemptResult result =
         switch (now.status()) {
           case DONE -> new AttemptResult.Done();
@@ -350,7 +353,7 @@ public final class RunService {
               new AttemptResult.RetryAt(now.retryAt() != null ? now.retryAt() : clock.instant());
           default -> null; // still leased, or closed or quarantined by someone else: theirs to say
         };
-    tellDispatchers(item, result, scopeId);
+    return tellDispatchers(item, result, scopeId);
   }
 
   /**
@@ -359,10 +362,10 @@ public final class RunService {
    * dispatchers, so the run's counts show it and a run worked only by id ends
    * (docs/external-workers.md), as {@link #attemptEnded} does for the holder's last command.
    */
-  public void claimAnswered(ItemId item, WorkItem.Reply reply, String scopeId) {
+  public CompletionStage<Void> claimAnswered(ItemId item, WorkItem.Reply reply, String scopeId) {
     if (reply instanceof WorkItem.NotClaimable refused) {
       String reason = refused.reason() != null ? refused.reason() : "item " + refused.status();
-      tellDispatchers(
+      return tellDispatchers(
           item,
           switch (refused.status()) {
             case DONE -> new AttemptResult.Done();
@@ -372,6 +375,7 @@ public final class RunService {
           },
           scopeId);
     }
+    return CompletableFuture.completedFuture(null);
   }
 
   /**
@@ -379,9 +383,9 @@ public final class RunService {
    * starts from it: the run's counts and its end see an item no dispatcher handed out), then to
    * every dispatcher of the run (the one that handed it out, or has it queued, settles it now).
    */
-  private void tellDispatchers(ItemId item, AttemptResult result, String scopeId) {
+  private CompletionStage<Void> tellDispatchers(ItemId item, AttemptResult result, String scopeId) {
     if (result == null) {
-      return;
+      return CompletableFuture.completedFuture(null);
     }
     Short status =
         result instanceof AttemptResult.Done
@@ -391,21 +395,24 @@ public final class RunService {
                 : result instanceof AttemptResult.Quarantined
                     ? Short.valueOf(ScopeRows.QUARANTINED)
                     : null;
-    CompletableFuture.runAsync(
+    return CompletableFuture.runAsync(
             () -> {
               if (status != null) {
                 store.markStatus(scopeId, item.accountId(), item.cursor(), status);
               }
             },
             blocking)
-        .whenComplete(
+        .handle(
             (cached, failure) -> {
               if (failure != null) {
                 // the dispatchers still hear of it; one that pages the item in later asks the item
                 log.warn("caching the status of {} failed: {}", item, failure.toString());
               }
-              tellListed(new WorkProtocol.SettledElsewhere(item, result), LISTING_TRIES);
-            });
+              return null;
+            })
+        .thenCompose(
+            cached -> tellListed(new WorkProtocol.SettledElsewhere(item, result), LISTING_TRIES))
+        .exceptionally(failure -> null);
   }
 
   /**
@@ -414,9 +421,9 @@ public final class RunService {
    */
   private static final int LISTING_TRIES = 5;
 
-  private void tellListed(WorkProtocol.SettledElsewhere settled, int tries) {
+  private CompletionStage<Void> tellListed(WorkProtocol.SettledElsewhere settled, int tries) {
     var key = WorkProtocol.serviceKeyOf(settled.itemId().runId());
-    Stages.on(
+    return Stages.on(
             AskPattern.<Receptionist.Command, Receptionist.Listing>ask(
                 system.receptionist(),
                 replyTo -> Receptionist.find(key, replyTo),

@@ -318,4 +318,53 @@ class ExternalWorkerLeaseApiTest {
             "the quarantined item counted");
     assertEquals("RUNNING", run.path("state").asText(), "a quarantined item is not settled");
   }
+
+  /**
+   * The outsider's "too many failures": with maxFailedItems 0, one FAILED item stops the run's
+   * dispatch at once. A claim-next sent after the fail's answer gets no lease, then 409 run_ended
+   * naming why, and the run view shows the failure and the reason before the run has ended.
+   */
+  @Test
+  void afterTooManyFailuresClaimNextHandsNothingMoreOutAndTheRunViewSaysWhy() {
+    String runId = api.createRun(ApiTestNode.newJob("too-many-failed"), 5, 0);
+    String next = "/api/runs/" + seg(runId) + "/claim-next";
+    JsonNode lease =
+        ApiTestNode.await(
+                () -> api.post(next, claimBody("ext-1", null, 20_000)),
+                a -> a.status() == 200,
+                Duration.ofSeconds(20),
+                "a claim")
+            .tree();
+    String item = "/api/items/" + seg(lease.path("itemId").asText());
+    ApiTestNode.Answer failed =
+        api.post(
+            item + "/fail",
+            as("ext-1", lease.path("token").asLong(), ",\"error\":\"bad\",\"retryable\":false"));
+    assertEquals("FAILED", failed.tree().path("status").asText(), failed.body());
+
+    ApiTestNode.Answer refused =
+        ApiTestNode.await(
+            () -> {
+              ApiTestNode.Answer answer = api.post(next, claimBody("ext-1", null, 20_000));
+              assertTrue(
+                  answer.status() != 200, "a lease after the failure limit: " + answer.body());
+              return answer;
+            },
+            a -> a.status() == 409,
+            Duration.ofSeconds(30),
+            "claim-next refused for the failure limit");
+    assertEquals("run_ended", refused.error(), refused.body());
+    JsonNode run = runView(runId);
+    assertEquals(1, run.path("counts").path("failed").asInt(), run.toString());
+    assertTrue(
+        run.path("endReason").asText().contains("maxFailedItems"),
+        "the view says why it stops: " + run);
+    JsonNode ended =
+        ApiTestNode.await(
+            () -> runView(runId),
+            r -> !r.path("state").asText().equals("RUNNING"),
+            Duration.ofSeconds(30),
+            "the run's end");
+    assertEquals("FAILED", ended.path("state").asText(), ended.toString());
+  }
 }

@@ -113,13 +113,12 @@ public final class ItemEndpoints {
         .thenCompose(
             run ->
                 send.apply(run)
-                    .thenApply(
-                        reply -> {
-                          if (reply instanceof WorkItem.Accepted accepted) {
-                            runs.attemptEnded(id, accepted.item(), run.scopeId());
-                          }
-                          return ItemReplies.toResponse(reply);
-                        }));
+                    .thenCompose(
+                        reply ->
+                            (reply instanceof WorkItem.Accepted accepted
+                                    ? runs.attemptEnded(id, accepted.item(), run.scopeId())
+                                    : CompletableFuture.<Void>completedFuture(null))
+                                .thenApply(told -> ItemReplies.toResponse(reply))));
   }
 
   public CompletionStage<ApiResponse> get(ApiCall call) {
@@ -162,12 +161,11 @@ public final class ItemEndpoints {
             run ->
                 items
                     .claim(id, workerId, lease, run.maxAttempts(), requestId)
-                    .thenApply(
-                        reply -> {
-                          // a claim that found the item settled: counted, as a claim-next's is
-                          runs.claimAnswered(id, reply, run.scopeId());
-                          return ItemReplies.toResponse(reply);
-                        }));
+                    .thenCompose(
+                        reply ->
+                            // a claim that found the item settled: counted, as a claim-next's is
+                            runs.claimAnswered(id, reply, run.scopeId())
+                                .thenApply(told -> ItemReplies.toResponse(reply))));
   }
 
   public CompletionStage<ApiResponse> renew(ApiCall call) {
