@@ -367,4 +367,40 @@ class ExternalWorkerLeaseApiTest {
             "the run's end");
     assertEquals("FAILED", ended.path("state").asText(), ended.toString());
   }
+
+  /**
+   * The outsider's cancel on a node without workers: a claim-next after the cancel's answer says
+   * run_cancelled at once (it said nothing_ready while the run's items were being closed), the view
+   * says why the RUNNING run stops, and the run ends CANCELLED once its items are closed.
+   */
+  @Test
+  void aCancelledRunOfThousandsOfItemsAnswersRunCancelledWhileItsItemsAreClosed() {
+    String job = ApiTestNode.newJob("cancel-many");
+    ApiTestNode.Answer created =
+        api.upload(
+            RunUploadApiTest.query(job),
+            java.net.http.HttpRequest.BodyPublishers.ofString(RunUploadApiTest.csv(3_000)),
+            true);
+    assertEquals(201, created.status(), created.body());
+    String runId = job + "/2026-11-29";
+    String next = "/api/runs/" + seg(runId) + "/claim-next";
+    ApiTestNode.await(
+        () -> api.post(next, claimBody("ext-1", null, 20_000)),
+        a -> a.status() == 200,
+        Duration.ofSeconds(20),
+        "a claim");
+    assertEquals(200, api.post("/api/runs/" + seg(runId) + "/cancel", null).status());
+
+    ApiTestNode.Answer refused = api.post(next, claimBody("ext-1", null, 20_000));
+    assertEquals(409, refused.status(), refused.body());
+    assertEquals("run_cancelled", refused.error(), refused.body());
+    JsonNode ended =
+        ApiTestNode.await(
+            () -> runView(runId),
+            r -> !r.path("state").asText().equals("RUNNING"),
+            Duration.ofSeconds(120),
+            "the cancelled run's end");
+    assertEquals("CANCELLED", ended.path("state").asText(), ended.toString());
+    assertEquals(3_000, ended.path("counts").path("closed").asInt(), ended.toString());
+  }
 }
