@@ -403,4 +403,33 @@ class ExternalWorkerLeaseApiTest {
     assertEquals("CANCELLED", ended.path("state").asText(), ended.toString());
     assertEquals(3_000, ended.path("counts").path("closed").asInt(), ended.toString());
   }
+
+  /**
+   * Finding 10: a fail repeated after its answer was lost is lease_lost, and the answer says the
+   * worker's own lease ended the item (it is finished, not lost); a lease that was taken over says
+   * it was not.
+   */
+  @Test
+  void aRepeatAfterALostAnswerSaysTheItemWasEndedByThisLeaseNotLost() {
+    String runId = api.createRun(ApiTestNode.newJob("ended-by-me"), 2);
+    String item = item(runId, 1);
+    long token = api.claim(item, "ext-1");
+    String fail = as("ext-1", token, ",\"error\":\"gone\",\"retryable\":false");
+    assertEquals(200, api.post(item + "/fail", fail).status());
+    ApiTestNode.Answer repeated = api.post(item + "/fail", fail);
+    assertEquals(409, repeated.status(), repeated.body());
+    assertEquals("lease_lost", repeated.error());
+    assertEquals("FAILED", repeated.tree().path("status").asText(), repeated.body());
+    assertTrue(repeated.tree().path("endedByThisLease").asBoolean(), repeated.body());
+
+    String other = item(runId, 2);
+    long first =
+        api.post(other + "/claim", claimBody("ext-1", null, 1_000)).tree().path("token").asLong();
+    ApiTestNode.CLOCK.advance(Duration.ofSeconds(2));
+    api.claim(other, "ext-2");
+    ApiTestNode.Answer lost = api.post(other + "/release", as("ext-1", first, ""));
+    assertEquals(409, lost.status(), lost.body());
+    assertEquals("LEASED", lost.tree().path("status").asText(), lost.body());
+    assertFalse(lost.tree().path("endedByThisLease").asBoolean(), lost.body());
+  }
 }
