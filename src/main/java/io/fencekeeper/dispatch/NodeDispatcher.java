@@ -15,6 +15,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -121,6 +122,8 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
   private final ShardPaging paging = new ShardPaging();
   private final ProgressMeter meter = new ProgressMeter();
   private final ArrayDeque<RequestWork> demand = new ArrayDeque<>();
+  // items the lease API settled while a page was being read, tried again once it is in
+  private final List<WorkProtocol.SettledElsewhere> settledWhileLoading = new ArrayList<>();
   private final LeavingPools leavingPools;
 
   private Set<Integer> hosted;
@@ -184,14 +187,7 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
               return this;
             })
         .onMessage(PoolLeaving.class, this::onPoolLeaving)
-        .onMessage(
-            WorkProtocol.SettledElsewhere.class,
-            elsewhere -> {
-              queue
-                  .offeredSeqOf(elsewhere.itemId())
-                  .ifPresent(seq -> onSettled(new Settled(seq, elsewhere.result())));
-              return this;
-            })
+        .onMessage(WorkProtocol.SettledElsewhere.class, this::onSettledElsewhere)
         .onMessage(Assigned.class, this::onAssigned)
         .onMessage(Hosted.class, this::onHosted)
         .onMessage(
@@ -409,6 +405,16 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
 
   private Behavior<ToDispatcher> onPageLoaded(PageLoaded page) {
     loading = false;
+    try {
+      return pageLoaded(page);
+    } finally {
+      List<WorkProtocol.SettledElsewhere> held = List.copyOf(settledWhileLoading);
+      settledWhileLoading.clear();
+      held.forEach(this::onSettledElsewhere);
+    }
+  }
+
+  private Behavior<ToDispatcher> pageLoaded(PageLoaded page) {
     boolean arrived = paging.arrived(page.shard());
     paging.loaded(page.shard(), page.rows(), PAGE);
     if (stopping || hosted == null || !hosted.contains(page.shard())) {
@@ -439,6 +445,7 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
 
   private Behavior<ToDispatcher> onPageFailed(PageFailed failure) {
     loading = false;
+    settledWhileLoading.clear(); // the page is read again, after the statuses were cached
     getContext().getLog().warn("run {}: loading items failed, retrying: {}", run.runId(), failure);
     return this;
   }
@@ -476,9 +483,40 @@ public final class NodeDispatcher extends AbstractBehavior<ToDispatcher> {
                 getContext()
                     .getLog()
                     .warn("run {}: item at {} quarantined: {}", run.runId(), seq, reason));
+    afterSettling();
+    return this;
+  }
+
+  private void afterSettling() {
+    if (!stopping && run.tooManyFailed(items.board.failed())) {
+      // the coordinator stops the run by the same rule within a report; nothing more goes out now
+      getContext()
+          .getLog()
+          .info("run {}: more items failed than maxFailedItems allows", run.runId());
+      beginStop();
+    }
     serveDemand();
     if (!stopping && paging.allPaged() && items.idle()) {
       report(); // nothing left here: say so now, the run may be over
+    }
+  }
+
+  /**
+   * The lease API settled an item of this run. One handed out from here settles by its offer. One
+   * queued here but never handed out (a claim by id: the worker chose it) is counted where it
+   * stands: else the run's counts would not see it until some claim-next handed it out again, and a
+   * run worked only by id would not end (docs/external-workers.md).
+   */
+  private Behavior<ToDispatcher> onSettledElsewhere(WorkProtocol.SettledElsewhere elsewhere) {
+    var offered = queue.offeredSeqOf(elsewhere.itemId());
+    if (offered.isPresent()) {
+      return onSettled(new Settled(offered.get(), elsewhere.result()));
+    }
+    if (items.settledElsewhere(elsewhere.itemId(), elsewhere.result())) {
+      afterSettling();
+    } else if (loading) {
+      // the page being read may have been read before the API cached the item's status
+      settledWhileLoading.add(elsewhere);
     }
     return this;
   }

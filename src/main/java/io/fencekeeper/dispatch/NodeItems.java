@@ -1,5 +1,6 @@
 package io.fencekeeper.dispatch;
 
+import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.worker.AttemptResult;
 import java.time.Duration;
@@ -101,6 +102,9 @@ final class NodeItems {
         reopen.add(ref);
       } else if (row.status() == ScopeRows.FAILED) {
         settle(seq, StatusBoard.FAILED, false);
+      } else if (row.status() == ScopeRows.QUARANTINED) {
+        // quarantined through the lease API: out of dispatch, looked up like any quarantined item
+        quarantine(ref);
       } else if (arrived && lostLease) {
         leased.add(ref);
       } else if (arrived) {
@@ -178,6 +182,36 @@ final class NodeItems {
       offer.ifPresent(ref -> park(ref, now.plus(lease), keep));
     }
     return Optional.empty();
+  }
+
+  /**
+   * Item {@code itemId}, which this dispatcher did not hand out, was settled through the lease API
+   * (a claim by id, then complete or fail, or a claim that found it FAILED or quarantined). If it
+   * is queued here it leaves the queue and is counted where it stands; one not paged in yet reads
+   * its status from {@code run_item}, where the API wrote it first. An item offered from here
+   * settles by its offer instead ({@link #settled}). Answers whether anything changed.
+   */
+  boolean settledElsewhere(ItemId itemId, AttemptResult result) {
+    boolean counts =
+        result instanceof AttemptResult.Done
+            || result instanceof AttemptResult.Failed
+            || result instanceof AttemptResult.Quarantined;
+    if (!counts) {
+      return false; // still open: whoever hands it out next learns the rest from its claim
+    }
+    Optional<WorkQueue.Ref> queued = queue.forget(itemId);
+    if (queued.isEmpty()) {
+      return false;
+    }
+    WorkQueue.Ref ref = queued.get();
+    if (result instanceof AttemptResult.Done) {
+      settle(ref.seq(), StatusBoard.DONE, true);
+    } else if (result instanceof AttemptResult.Failed) {
+      settle(ref.seq(), StatusBoard.FAILED, true);
+    } else {
+      quarantine(ref);
+    }
+    return true;
   }
 
   private void park(WorkQueue.Ref ref, Instant until, Predicate<WorkQueue.Ref> keep) {

@@ -209,6 +209,28 @@ final class WorkQueue {
     return offer == null ? Optional.empty() : Optional.of(offer.ref());
   }
 
+  /**
+   * Item {@code itemId}, if it is ready or parked here, leaves the queue: it was settled without
+   * being offered from here (the lease API's claim by id). Empty when it is not queued here.
+   */
+  Optional<Ref> forget(ItemId itemId) {
+    for (Iterator<Ref> it = ready.iterator(); it.hasNext(); ) {
+      Ref ref = it.next();
+      if (ref.itemId().equals(itemId)) {
+        it.remove();
+        return Optional.of(ref);
+      }
+    }
+    for (Iterator<Parked> it = parked.iterator(); it.hasNext(); ) {
+      Parked p = it.next();
+      if (p.ref().itemId().equals(itemId)) {
+        it.remove();
+        return Optional.of(p.ref());
+      }
+    }
+    return Optional.empty();
+  }
+
   /** The seq of item {@code itemId} if it is in flight from this dispatcher. */
   Optional<Integer> offeredSeqOf(ItemId itemId) {
     for (Offer offer : offered.values()) {

@@ -386,7 +386,8 @@ final class ItemCommands {
     Quarantine.lateWord(state, cmd, now, settings.quarantineAfterLosses()).ifPresent(events::add);
     return effect
         .persist(events)
-        .thenReply(cmd.replyTo(), s -> new LeaseLost(cmd.token(), state.token(), reason));
+        .thenReply(
+            cmd.replyTo(), s -> new LeaseLost(cmd.token(), state.token(), reason, s.status()));
   }
 
   private static List<Event> with(List<Event> first, Event last) {

@@ -203,7 +203,7 @@ final class LeaseRules {
 
   /** A holder's command on a downed node: lost, as if the node had died a moment earlier. */
   static LeaseLost leaseOnDownedNode(State item, LeaseCommand cmd) {
-    return new LeaseLost(cmd.token(), item.token(), NODE_DOWNED);
+    return new LeaseLost(cmd.token(), item.token(), NODE_DOWNED, item.status());
   }
 
   /** What is wrong with a claim's own fields, if anything: worker, lease, attempt limit. */

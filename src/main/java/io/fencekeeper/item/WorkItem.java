@@ -406,8 +406,19 @@ public final class WorkItem
    */
   public record AlreadyRecorded(ItemView item) implements Reply {}
 
-  /** A stale token or an expired lease: the caller must stop, it no longer owns the item. */
-  public record LeaseLost(long presentedToken, long currentToken, String reason) implements Reply {}
+  /**
+   * A stale token or an expired lease: the caller must stop, it no longer owns the item. {@code
+   * status}: the item's status now (null from a node of an earlier version): DONE, FAILED or
+   * PENDING with {@code currentToken == presentedToken} is the caller's own lease having ended the
+   * attempt already (a command repeated after a lost answer), not a lease lost to someone else.
+   */
+  public record LeaseLost(long presentedToken, long currentToken, String reason, Status status)
+      implements Reply {
+
+    public LeaseLost(long presentedToken, long currentToken, String reason) {
+      this(presentedToken, currentToken, reason, null);
+    }
+  }
 
   /** Claim refused: someone else holds a live lease. */
   public record LeaseHeld(String owner, Instant leaseExpiresAt, long currentToken)

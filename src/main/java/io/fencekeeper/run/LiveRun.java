@@ -100,7 +100,8 @@ final class LiveRun {
         record.request().maxAttempts(),
         record.request().provider(),
         record.deadline(),
-        record.resumes());
+        record.resumes(),
+        record.request().maxFailedItems());
   }
 
   // --- the shards
@@ -266,7 +267,10 @@ final class LiveRun {
         projected,
         governor.view(),
         FleetPolicy.need(
-            load(now, pending + leased, rate, leased), governor.settings().deadlineMargin()));
+            load(now, pending + leased, rate, leased), governor.settings().deadlineMargin()),
+        stopping == null
+            ? null
+            : stopping.cancel() ? RunView.CANCELLING : "stopping: " + stopping.reason());
   }
 
   /** What the fleet's rule reads of the run (docs/cluster.md, "The fleet follows the window"). */

@@ -500,6 +500,27 @@ public final class RunItemStore implements ScopeRows, AutoCloseable {
     }
   }
 
+  /**
+   * Caches the terminal status (or QUARANTINED) of the item with this account and cursor: the lease
+   * API's settlement of an item no dispatcher handed out (a claim by id), which the dispatcher that
+   * pages the item's shard in later reads here (docs/design.md, "Dispatch on every node").
+   */
+  public void markStatus(String scopeId, String accountId, String cursor, short status) {
+    String sql =
+        "UPDATE run_item SET status = ? WHERE scope_id = ? AND account_id = ?"
+            + " AND provider_cursor = ?";
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setShort(1, status);
+      ps.setString(2, scopeId);
+      ps.setString(3, accountId);
+      ps.setString(4, cursor);
+      ps.executeUpdate();
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not cache an item's status: " + e.getMessage(), e);
+    }
+  }
+
   @Override
   public void close() {
     dataSource.close();

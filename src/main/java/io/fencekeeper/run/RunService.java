@@ -2,6 +2,7 @@ package io.fencekeeper.run;
 
 import io.fencekeeper.DaemonThreads;
 import io.fencekeeper.Stages;
+import io.fencekeeper.dispatch.ScopeRows;
 import io.fencekeeper.item.ItemGateway;
 import io.fencekeeper.item.ItemId;
 import io.fencekeeper.item.ItemShards;
@@ -338,9 +339,12 @@ public final class RunService {
    * A lease API holder's command ended its attempt at {@code item} ({@code now}: the item as its
    * answer shows it): the run's dispatchers learn it, so the one that handed the item out through
    * claim-next settles it now (docs/external-workers.md), not a lease later. Best effort: without
-   * it the dispatcher asks the item once the lease it gave has run out.
+   * it the dispatcher asks the item once the lease it gave has run out. Completes once the run's
+   * dispatchers were told (never fails): a claim-next sent after the holder's answer finds its
+   * dispatcher knowing (a run past its failure limit hands nothing more out).
    */
-  public void attemptEnded(ItemId item, io.fencekeeper.item.ItemView now) {
+  public CompletionStage<Void> attemptEnded(
+      ItemId item, io.fencekeeper.item.ItemView now, String scopeId) {
     AttemptResult result =
         switch (now.status()) {
           case DONE -> new AttemptResult.Done();
@@ -349,11 +353,77 @@ public final class RunService {
               new AttemptResult.RetryAt(now.retryAt() != null ? now.retryAt() : clock.instant());
           default -> null; // still leased, or closed or quarantined by someone else: theirs to say
         };
-    if (result == null) {
-      return;
+    return tellDispatchers(item, result, scopeId);
+  }
+
+  /**
+   * A claim of {@code item} by id was answered {@code reply}: one that found the item DONE, FAILED
+   * or QUARANTINED (attempts used up, or its last holders vanished) is told to the run's
+   * dispatchers, so the run's counts show it and a run worked only by id ends
+   * (docs/external-workers.md), as {@link #attemptEnded} does for the holder's last command.
+   */
+  public CompletionStage<Void> claimAnswered(ItemId item, WorkItem.Reply reply, String scopeId) {
+    if (reply instanceof WorkItem.NotClaimable refused) {
+      String reason = refused.reason() != null ? refused.reason() : "item " + refused.status();
+      return tellDispatchers(
+          item,
+          switch (refused.status()) {
+            case DONE -> new AttemptResult.Done();
+            case FAILED -> new AttemptResult.Failed(reason);
+            case QUARANTINED -> new AttemptResult.Quarantined(reason);
+            default -> null; // open, or closed by the coordinator, which counts it itself
+          },
+          scopeId);
     }
-    var key = WorkProtocol.serviceKeyOf(item.runId());
-    Stages.on(
+    return CompletableFuture.completedFuture(null);
+  }
+
+  /**
+   * The item's status goes to {@code run_item} first (a dispatcher that pages the item in later
+   * starts from it: the run's counts and its end see an item no dispatcher handed out), then to
+   * every dispatcher of the run (the one that handed it out, or has it queued, settles it now).
+   */
+  private CompletionStage<Void> tellDispatchers(ItemId item, AttemptResult result, String scopeId) {
+    if (result == null) {
+      return CompletableFuture.completedFuture(null);
+    }
+    Short status =
+        result instanceof AttemptResult.Done
+            ? Short.valueOf(ScopeRows.DONE)
+            : result instanceof AttemptResult.Failed
+                ? Short.valueOf(ScopeRows.FAILED)
+                : result instanceof AttemptResult.Quarantined
+                    ? Short.valueOf(ScopeRows.QUARANTINED)
+                    : null;
+    return CompletableFuture.runAsync(
+            () -> {
+              if (status != null) {
+                store.markStatus(scopeId, item.accountId(), item.cursor(), status);
+              }
+            },
+            blocking)
+        .handle(
+            (cached, failure) -> {
+              if (failure != null) {
+                // the dispatchers still hear of it; one that pages the item in later asks the item
+                log.warn("caching the status of {} failed: {}", item, failure.toString());
+              }
+              return null;
+            })
+        .thenCompose(
+            cached -> tellListed(new WorkProtocol.SettledElsewhere(item, result), LISTING_TRIES))
+        .exceptionally(failure -> null);
+  }
+
+  /**
+   * How often a settlement is told again, a second apart, while the run has no dispatcher listed:
+   * one that starts meanwhile may have paged the item in before its status was cached.
+   */
+  private static final int LISTING_TRIES = 5;
+
+  private CompletionStage<Void> tellListed(WorkProtocol.SettledElsewhere settled, int tries) {
+    var key = WorkProtocol.serviceKeyOf(settled.itemId().runId());
+    return Stages.on(
             AskPattern.<Receptionist.Command, Receptionist.Listing>ask(
                 system.receptionist(),
                 replyTo -> Receptionist.find(key, replyTo),
@@ -361,10 +431,18 @@ public final class RunService {
                 system.scheduler()),
             system.executionContext())
         .thenAccept(
-            listing ->
-                listing
-                    .getServiceInstances(key)
-                    .forEach(d -> d.tell(new WorkProtocol.SettledElsewhere(item, result))));
+            listing -> {
+              var dispatchers = listing.getServiceInstances(key);
+              dispatchers.forEach(d -> d.tell(settled));
+              if (dispatchers.isEmpty() && tries > 1) {
+                system
+                    .scheduler()
+                    .scheduleOnce(
+                        Duration.ofSeconds(1),
+                        () -> tellListed(settled, tries - 1),
+                        system.executionContext());
+              }
+            });
   }
 
   /**

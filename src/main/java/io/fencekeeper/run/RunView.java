@@ -87,6 +87,25 @@ public record RunView(
         progress);
   }
 
+  /**
+   * The {@code endReason} of a RUNNING run that was cancelled and whose items are being closed
+   * (docs/external-workers.md: claim-next answers {@code run_cancelled} from then on).
+   */
+  public static final String CANCELLING = "cancelled: its items are being closed";
+
+  /**
+   * Whether this RUNNING run stops (too many failures, its deadline, a cancel): it hands nothing
+   * more out, and {@code endReason} says why until it ends.
+   */
+  public boolean stopping() {
+    return state == RunState.RUNNING && endReason != null;
+  }
+
+  /** Whether this RUNNING run was cancelled and its items are being closed. */
+  public boolean cancelling() {
+    return stopping() && CANCELLING.equals(endReason);
+  }
+
   static RunView of(RunRecord run, RunProgress live, RunSignals signals) {
     return of(run, live, signals, null);
   }
@@ -104,7 +123,7 @@ public record RunView(
         run.createdAt(),
         run.deadline(),
         run.endedAt(),
-        run.endReason(),
+        run.state() == RunState.RUNNING && p.stopping() != null ? p.stopping() : run.endReason(),
         run.request().maxAttempts(),
         run.request().maxFailedItems(),
         run.resumes(),

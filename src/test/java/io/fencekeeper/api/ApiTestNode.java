@@ -259,6 +259,11 @@ public final class ApiTestNode implements AutoCloseable {
 
   /** Creates a run of {@code accounts} accounts (a-1/c-1 ...) and returns its run id. */
   public String createRun(String job, int accounts) {
+    return createRun(job, accounts, 10);
+  }
+
+  /** As {@link #createRun(String, int)}, allowing {@code maxFailedItems} items to fail. */
+  public String createRun(String job, int accounts, int maxFailedItems) {
     StringBuilder list = new StringBuilder();
     for (int i = 1; i <= accounts; i++) {
       list.append(i > 1 ? "," : "")
@@ -272,7 +277,7 @@ public final class ApiTestNode implements AutoCloseable {
             createBody(
                 job,
                 "{\"type\":\"inline\",\"accounts\":[" + list + "]}",
-                ",\"maxAttempts\":5,\"maxFailedItems\":10"));
+                ",\"maxAttempts\":5,\"maxFailedItems\":" + maxFailedItems));
     if (created.status() != 201) {
       fail("run was not created: " + created.status() + " " + created.body());
     }

@@ -255,4 +255,181 @@ class ExternalWorkerLeaseApiTest {
     assertEquals(404, unknown.status());
     assertEquals("unknown_run", unknown.error());
   }
+
+  private JsonNode runView(String runId) {
+    return api.get("/api/runs/" + seg(runId)).tree();
+  }
+
+  /**
+   * Finding 18: a worker that picks its items and claims them by id, never calling claim-next. Its
+   * completions and failures are in the run's counts, and the run ends by them as a node's own
+   * workers' run does (within a dispatcher's report and the coordinator's tick), not when some
+   * claim-next happens to hand the settled items out again.
+   */
+  @Test
+  void aRunWorkedOnlyThroughClaimByIdIsCountedAndEndsWithoutAnyClaimNext() {
+    String runId = api.createRun(ApiTestNode.newJob("by-id"), 3);
+    for (int account : new int[] {1, 3}) {
+      long token = api.claim(item(runId, account), "ext-1");
+      ApiTestNode.Answer done =
+          api.post(item(runId, account) + "/complete", as("ext-1", token, APPLIED));
+      assertEquals(200, done.status(), done.body());
+    }
+    long token = api.claim(item(runId, 2), "ext-1");
+    ApiTestNode.Answer failed =
+        api.post(
+            item(runId, 2) + "/fail",
+            as("ext-1", token, ",\"error\":\"account gone\",\"retryable\":false"));
+    assertEquals(200, failed.status(), failed.body());
+    JsonNode ended =
+        ApiTestNode.await(
+            () -> runView(runId),
+            run -> !run.path("state").asText().equals("RUNNING"),
+            Duration.ofSeconds(30),
+            "the run's end without a claim-next");
+    assertEquals("PARTIAL", ended.path("state").asText(), ended.toString());
+    assertEquals(2, ended.path("counts").path("done").asInt(), ended.toString());
+    assertEquals(1, ended.path("counts").path("failed").asInt(), ended.toString());
+  }
+
+  /**
+   * Finding 18: an item quarantined by claims by id (its holders vanished, one after the other) is
+   * in the run's counts, as one a claim-next found quarantined.
+   */
+  @Test
+  void anItemQuarantinedThroughClaimByIdIsCounted() {
+    String runId = api.createRun(ApiTestNode.newJob("by-id-quarantined"), 2);
+    String item = item(runId, 1);
+    ApiTestNode.Answer answer = null;
+    for (int holder = 1; holder <= 3; holder++) {
+      answer = api.post(item + "/claim", claimBody("vanishing-" + holder, null, 1_000));
+      if (answer.status() != 200) {
+        break;
+      }
+      ApiTestNode.CLOCK.advance(Duration.ofSeconds(2)); // its holder never speaks again
+    }
+    assertEquals(409, answer.status(), answer.body());
+    assertEquals("QUARANTINED", api.get(item).tree().path("status").asText());
+    JsonNode run =
+        ApiTestNode.await(
+            () -> runView(runId),
+            r -> r.path("counts").path("quarantined").asInt() == 1,
+            Duration.ofSeconds(30),
+            "the quarantined item counted");
+    assertEquals("RUNNING", run.path("state").asText(), "a quarantined item is not settled");
+  }
+
+  /**
+   * The outsider's "too many failures": with maxFailedItems 0, one FAILED item stops the run's
+   * dispatch at once. A claim-next sent after the fail's answer gets no lease, then 409 run_ended
+   * naming why, and the run view shows the failure and the reason before the run has ended.
+   */
+  @Test
+  void afterTooManyFailuresClaimNextHandsNothingMoreOutAndTheRunViewSaysWhy() {
+    String runId = api.createRun(ApiTestNode.newJob("too-many-failed"), 5, 0);
+    String next = "/api/runs/" + seg(runId) + "/claim-next";
+    JsonNode lease =
+        ApiTestNode.await(
+                () -> api.post(next, claimBody("ext-1", null, 20_000)),
+                a -> a.status() == 200,
+                Duration.ofSeconds(20),
+                "a claim")
+            .tree();
+    String item = "/api/items/" + seg(lease.path("itemId").asText());
+    ApiTestNode.Answer failed =
+        api.post(
+            item + "/fail",
+            as("ext-1", lease.path("token").asLong(), ",\"error\":\"bad\",\"retryable\":false"));
+    assertEquals("FAILED", failed.tree().path("status").asText(), failed.body());
+
+    ApiTestNode.Answer refused =
+        ApiTestNode.await(
+            () -> {
+              ApiTestNode.Answer answer = api.post(next, claimBody("ext-1", null, 20_000));
+              assertTrue(
+                  answer.status() != 200, "a lease after the failure limit: " + answer.body());
+              return answer;
+            },
+            a -> a.status() == 409,
+            Duration.ofSeconds(30),
+            "claim-next refused for the failure limit");
+    assertEquals("run_ended", refused.error(), refused.body());
+    JsonNode run = runView(runId);
+    assertEquals(1, run.path("counts").path("failed").asInt(), run.toString());
+    assertTrue(
+        run.path("endReason").asText().contains("maxFailedItems"),
+        "the view says why it stops: " + run);
+    JsonNode ended =
+        ApiTestNode.await(
+            () -> runView(runId),
+            r -> !r.path("state").asText().equals("RUNNING"),
+            Duration.ofSeconds(30),
+            "the run's end");
+    assertEquals("FAILED", ended.path("state").asText(), ended.toString());
+  }
+
+  /**
+   * The outsider's cancel on a node without workers: a claim-next after the cancel's answer says
+   * run_cancelled at once (it said nothing_ready while the run's items were being closed), the view
+   * says why the RUNNING run stops, and the run ends CANCELLED once its items are closed.
+   */
+  @Test
+  void aCancelledRunOfThousandsOfItemsAnswersRunCancelledWhileItsItemsAreClosed() {
+    String job = ApiTestNode.newJob("cancel-many");
+    ApiTestNode.Answer created =
+        api.upload(
+            RunUploadApiTest.query(job),
+            java.net.http.HttpRequest.BodyPublishers.ofString(RunUploadApiTest.csv(3_000)),
+            true);
+    assertEquals(201, created.status(), created.body());
+    String runId = job + "/2026-11-29";
+    String next = "/api/runs/" + seg(runId) + "/claim-next";
+    ApiTestNode.await(
+        () -> api.post(next, claimBody("ext-1", null, 20_000)),
+        a -> a.status() == 200,
+        Duration.ofSeconds(20),
+        "a claim");
+    assertEquals(200, api.post("/api/runs/" + seg(runId) + "/cancel", null).status());
+
+    ApiTestNode.Answer refused = api.post(next, claimBody("ext-1", null, 20_000));
+    assertEquals(409, refused.status(), refused.body());
+    assertEquals("run_cancelled", refused.error(), refused.body());
+    JsonNode ended =
+        ApiTestNode.await(
+            () -> runView(runId),
+            r -> !r.path("state").asText().equals("RUNNING"),
+            Duration.ofSeconds(120),
+            "the cancelled run's end");
+    assertEquals("CANCELLED", ended.path("state").asText(), ended.toString());
+    assertEquals(3_000, ended.path("counts").path("closed").asInt(), ended.toString());
+  }
+
+  /**
+   * Finding 10: a fail repeated after its answer was lost is lease_lost, and the answer says the
+   * worker's own lease ended the item (it is finished, not lost); a lease that was taken over says
+   * it was not.
+   */
+  @Test
+  void aRepeatAfterALostAnswerSaysTheItemWasEndedByThisLeaseNotLost() {
+    String runId = api.createRun(ApiTestNode.newJob("ended-by-me"), 2);
+    String item = item(runId, 1);
+    long token = api.claim(item, "ext-1");
+    String fail = as("ext-1", token, ",\"error\":\"gone\",\"retryable\":false");
+    assertEquals(200, api.post(item + "/fail", fail).status());
+    ApiTestNode.Answer repeated = api.post(item + "/fail", fail);
+    assertEquals(409, repeated.status(), repeated.body());
+    assertEquals("lease_lost", repeated.error());
+    assertEquals("FAILED", repeated.tree().path("status").asText(), repeated.body());
+    assertTrue(repeated.tree().path("endedByThisLease").asBoolean(), repeated.body());
+
+    String other = item(runId, 2);
+    long first =
+        api.post(other + "/claim", claimBody("ext-1", null, 1_000)).tree().path("token").asLong();
+    ApiTestNode.CLOCK.advance(Duration.ofSeconds(2));
+    api.claim(other, "ext-2");
+    ApiTestNode.Answer lost = api.post(other + "/release", as("ext-1", first, ""));
+    assertEquals(409, lost.status(), lost.body());
+    assertEquals("LEASED", lost.tree().path("status").asText(), lost.body());
+    assertFalse(lost.tree().path("endedByThisLease").asBoolean(), lost.body());
+  }
 }

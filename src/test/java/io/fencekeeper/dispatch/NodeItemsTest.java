@@ -1,6 +1,7 @@
 package io.fencekeeper.dispatch;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fencekeeper.worker.AttemptResult;
@@ -168,5 +169,45 @@ class NodeItemsTest {
     assertEquals(List.of(1), reopen.stream().map(WorkQueue.Ref::seq).toList());
     resumed.reopened(reopen.get(0), false, ref -> true);
     assertTrue(resumed.queue.hasReady(), "handed out again: the claim tells the truth");
+  }
+
+  /**
+   * Finding 18: items the lease API settled by id (never offered from here) count where they stand
+   * and leave the queue; one offered from here settles by its offer, and an open result changes
+   * nothing. A row the API cached as QUARANTINED is paged in quarantined.
+   */
+  @Test
+  void itemsSettledThroughClaimByIdCountAndLeaveTheQueue() {
+    items.intake(
+        RUN,
+        2,
+        List.of(
+            row(0, ScopeRows.UNKNOWN),
+            row(1, ScopeRows.UNKNOWN),
+            row(2, ScopeRows.UNKNOWN),
+            row(3, ScopeRows.UNKNOWN),
+            row(4, ScopeRows.QUARANTINED)),
+        false);
+    assertEquals(new DispatchProtocol.ShardTally(2, 0, 0, 0, 1), tally(2));
+    WorkQueue.Ref offered = items.queue.take(1, NOW, POOL).get(0);
+
+    assertTrue(items.settledElsewhere(RUN.itemId("acct-1", "c"), new AttemptResult.Done()));
+    assertTrue(items.settledElsewhere(RUN.itemId("acct-2", "c"), new AttemptResult.Failed("x")));
+    assertTrue(
+        items.settledElsewhere(RUN.itemId("acct-3", "c"), new AttemptResult.Quarantined("lost")));
+    assertFalse(
+        items.settledElsewhere(offered.itemId(), new AttemptResult.Done()), "settles by its offer");
+    assertFalse(
+        items.settledElsewhere(RUN.itemId("acct-5", "c"), new AttemptResult.Done()),
+        "not paged in here: its row says");
+
+    assertEquals(new DispatchProtocol.ShardTally(2, 1, 1, 0, 2), tally(2));
+    assertEquals(0, items.queue.readyCount(), "nothing left to hand out");
+    assertEquals(StatusBoard.OFFERED, items.board.get(offered.seq()));
+    assertEquals(
+        List.of(
+            new ScopeRows.StatusWrite(1, ScopeRows.DONE),
+            new ScopeRows.StatusWrite(2, ScopeRows.FAILED)),
+        items.board.drainWrites());
   }
 }

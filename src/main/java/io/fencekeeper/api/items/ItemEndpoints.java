@@ -110,14 +110,15 @@ public final class ItemEndpoints {
   private CompletionStage<ApiResponse> ending(
       ApiCall call, Function<RunView, CompletionStage<WorkItem.Reply>> send, ItemId id) {
     return requireKnown(id)
-        .thenCompose(send)
-        .thenApply(
-            reply -> {
-              if (reply instanceof WorkItem.Accepted accepted) {
-                runs.attemptEnded(id, accepted.item());
-              }
-              return ItemReplies.toResponse(reply);
-            });
+        .thenCompose(
+            run ->
+                send.apply(run)
+                    .thenCompose(
+                        reply ->
+                            (reply instanceof WorkItem.Accepted accepted
+                                    ? runs.attemptEnded(id, accepted.item(), run.scopeId())
+                                    : CompletableFuture.<Void>completedFuture(null))
+                                .thenApply(told -> ItemReplies.toResponse(reply))));
   }
 
   public CompletionStage<ApiResponse> get(ApiCall call) {
@@ -155,7 +156,16 @@ public final class ItemEndpoints {
     String workerId = worker(body);
     Duration lease = body.requireLease("leaseMillis", maxLease);
     String requestId = requestId(body);
-    return command(call, run -> items.claim(id, workerId, lease, run.maxAttempts(), requestId), id);
+    return requireKnown(id)
+        .thenCompose(
+            run ->
+                items
+                    .claim(id, workerId, lease, run.maxAttempts(), requestId)
+                    .thenCompose(
+                        reply ->
+                            // a claim that found the item settled: counted, as a claim-next's is
+                            runs.claimAnswered(id, reply, run.scopeId())
+                                .thenApply(told -> ItemReplies.toResponse(reply))));
   }
 
   public CompletionStage<ApiResponse> renew(ApiCall call) {

@@ -23,11 +23,20 @@ final class ItemReplies {
 
   static ApiError toError(WorkItem.Reply reply) {
     if (reply instanceof WorkItem.LeaseLost lost) {
-      return new ApiError(
-          409,
-          "lease_lost",
-          "the lease is lost: " + lost.reason(),
-          Map.of("presentedToken", lost.presentedToken(), "currentToken", lost.currentToken()));
+      Map<String, Object> extra = new HashMap<>();
+      extra.put("presentedToken", lost.presentedToken());
+      extra.put("currentToken", lost.currentToken());
+      if (lost.status() != null) {
+        extra.put("status", lost.status());
+        // the caller's own lease ended the attempt already: a repeat after a lost answer
+        extra.put(
+            "endedByThisLease",
+            lost.presentedToken() == lost.currentToken()
+                && lost.status() != WorkItem.Status.LEASED
+                && lost.status() != WorkItem.Status.CLOSED
+                && lost.status() != WorkItem.Status.QUARANTINED);
+      }
+      return new ApiError(409, "lease_lost", "the lease is lost: " + lost.reason(), extra);
     }
     if (reply instanceof WorkItem.LeaseHeld held) {
       return new ApiError(

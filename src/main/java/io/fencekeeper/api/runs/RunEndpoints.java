@@ -296,6 +296,18 @@ public final class RunEndpoints {
 
   /** A run that is not RUNNING hands nothing out: why, and whether to ask again. */
   private static void requireRunning(RunView run) {
+    if (run.cancelling()) {
+      throw new ApiError(
+          409, "run_cancelled", "run " + run.runId() + " was CANCELLED: nothing to claim");
+    }
+    if (run.stopping()) {
+      // too many failures or the deadline: its end state follows once its items are closed
+      throw new ApiError(
+          409,
+          "run_ended",
+          "run " + run.runId() + " is stopping (" + run.endReason() + "): nothing to claim",
+          Map.of("state", run.state().name(), "reason", run.endReason()));
+    }
     switch (run.state()) {
       case RUNNING -> {}
       case STAGING ->

@@ -393,6 +393,20 @@ public final class FencekeeperWorker implements AutoCloseable {
           }
           return true;
         }
+        if (answer.status() == 409
+            && answer.error().equals("lease_lost")
+            && answer.body().path("endedByThisLease").asBoolean(false)
+            && !command.equals("renew")) {
+          // this lease ended the attempt already (a repeat after a lost answer): done, not lost
+          lease.end();
+          settings.events.accept(
+              command
+                  + ": already ended by this lease ("
+                  + answer.body().path("status").asText()
+                  + "): "
+                  + claimed.item().itemId());
+          return true;
+        }
         if (answer.status() == 409 && answer.error().equals("lease_lost")) {
           lease.lose();
           settings.events.accept(command + ": lease lost: " + claimed.item().itemId());
