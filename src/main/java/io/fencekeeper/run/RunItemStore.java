@@ -155,6 +155,28 @@ public final class RunItemStore implements ScopeRows, AutoCloseable {
   }
 
   /**
+   * Inserts rows on {@code c} as they are, in one batch: on H2 the step's plain INSERT, several
+   * times quicker than {@link #insertNew}'s look before each row (100,000 rows of an upload took 87
+   * s that way at load 22, and the upload's connection idled out before its answer). A repeat fails
+   * the batch on the unique index (SQLState 23505); the caller rolls back and uses insertNew.
+   */
+  void insertAll(Connection c, String scopeId, List<NewRow> rows) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement("INSERT INTO " + COPY_COLUMNS + " VALUES (?, ?, ?, ?, ?, ?)")) {
+      for (NewRow row : rows) {
+        ps.setString(1, scopeId);
+        ps.setInt(2, row.seq());
+        ps.setString(3, row.account().accountId());
+        ps.setString(4, row.account().cursor());
+        ps.setLong(5, row.position());
+        ps.setInt(6, row.shard());
+        ps.addBatch();
+      }
+      ps.executeBatch();
+    }
+  }
+
+  /**
    * Inserts rows on {@code c} and skips every account already staged under {@code scopeId} (earlier
    * or in these rows): the unique index on (scope, account, cursor) makes a repeat impossible, this
    * insert makes it visible instead of failing. Answers the rows skipped. H2 stages every step this

@@ -180,8 +180,7 @@ final class StagedScope implements ScopeSink {
   private List<NewRow> writeInOneTransaction(List<NewRow> step, int endSeq, ReadSoFar soFar)
       throws SQLException {
     try (Connection c = store.stagingConnection()) {
-      List<NewRow> found =
-          store.isPostgres() ? copyOrInsert(c, step) : store.insertNew(c, claim.scopeId(), step);
+      List<NewRow> found = store.isPostgres() ? copyOrInsert(c, step) : batchOrInsert(c, step);
       boolean clean = soFar.clean() && !repeatsFound && found.isEmpty();
       long rows = committedRows + step.size() - found.size();
       if (!table.recordStep(c, claim, endSeq, rows, clean ? soFar : null)) {
@@ -191,6 +190,34 @@ final class StagedScope implements ScopeSink {
       c.commit();
       return found;
     }
+  }
+
+  /** One plain batch of the step (H2); a repeat fails it, and the step goes in row by row. */
+  private List<NewRow> batchOrInsert(Connection c, List<NewRow> step) throws SQLException {
+    try {
+      store.insertAll(c, claim.scopeId(), step);
+      return List.of();
+    } catch (SQLException e) {
+      if (!uniqueViolation(e)) {
+        throw e;
+      }
+      c.rollback();
+      return store.insertNew(c, claim.scopeId(), step);
+    }
+  }
+
+  /** A batch's failure names the row's in its chain (H2 wraps it in a BatchUpdateException). */
+  private static boolean uniqueViolation(SQLException e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      for (SQLException s = t instanceof SQLException q ? q : null;
+          s != null;
+          s = s.getNextException()) {
+        if ("23505".equals(s.getSQLState())) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   /** One COPY of the step; a repeat fails it, and the step goes in row by row instead. */

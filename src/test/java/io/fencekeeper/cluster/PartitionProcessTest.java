@@ -350,7 +350,13 @@ class PartitionProcessTest {
           || provider.plan(id).toCompletableFuture().get().nothingToDo()) {
         continue;
       }
-      HttpResponse<String> response = postClaim(node, id, workerId);
+      // a 503 (the item's shard did not answer the claim in time: a loaded machine) may have
+      // granted the lease: the same request id again gets that lease, or the refusal, not a second
+      String requestId = "straggler-" + i;
+      HttpResponse<String> response = postClaim(node, id, workerId, requestId);
+      for (int resend = 0; response.statusCode() == 503 && resend < 10; resend++) {
+        response = postClaim(node, id, workerId, requestId);
+      }
       if (response.statusCode() == 409) {
         continue;
       }
@@ -390,10 +396,18 @@ class PartitionProcessTest {
     return hosted;
   }
 
-  /** POST /api/items/{itemId}/claim on the node's own HTTP API (loopback, no token). */
+  /** POST /api/items/{itemId}/claim on the node's own HTTP API (loopback, no token), retryable. */
   private static HttpResponse<String> postClaim(
-      ProcessCluster.NodeProcess node, ItemId item, String workerId) throws Exception {
-    String body = "{\"workerId\": \"" + workerId + "\", \"leaseMillis\": " + LEASE.toMillis() + "}";
+      ProcessCluster.NodeProcess node, ItemId item, String workerId, String requestId)
+      throws Exception {
+    String body =
+        "{\"workerId\": \""
+            + workerId
+            + "\", \"leaseMillis\": "
+            + LEASE.toMillis()
+            + ", \"requestId\": \""
+            + requestId
+            + "\"}";
     return HttpClient.newHttpClient()
         .send(
             HttpRequest.newBuilder(

@@ -53,7 +53,7 @@ import org.junit.jupiter.api.Test;
 class PoisonItemProcessTest {
 
   static final String JOB = "poison";
-  static final Duration RUN_LENGTH = Duration.ofSeconds(60);
+  static final Duration RUN_LENGTH = Duration.ofSeconds(90);
   static final int WORKERS = 8;
 
   @Test

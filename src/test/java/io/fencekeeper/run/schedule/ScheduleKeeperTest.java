@@ -127,8 +127,11 @@ class ScheduleKeeperTest {
     ScheduleKeeper.Review ra = a.get(60, TimeUnit.SECONDS);
     ScheduleKeeper.Review rb = b.get(60, TimeUnit.SECONDS);
     assertEquals(1, ra.created().size() + rb.created().size(), ra + " / " + rb);
-    assertEquals(1, ra.duplicates().size() + rb.duplicates().size(), ra + " / " + rb);
-    assertEquals(1, first.duplicateDeliveries() + second.duplicateDeliveries());
+    // the second either fires too and is told the run exists (a duplicate delivery), or, when the
+    // first's create was in before its look, sees the run and fires nothing: both are one run
+    int duplicates = ra.duplicates().size() + rb.duplicates().size();
+    assertTrue(duplicates <= 1, ra + " / " + rb);
+    assertEquals(duplicates, first.duplicateDeliveries() + second.duplicateDeliveries());
     List<RunView> runs =
         node.runs()
             .list(new RunFilter(Set.of(), "twice", null, null, null, 10))
