@@ -63,15 +63,18 @@ class PauseThenKillProcessTest {
 
   @Test
   void innocentItemsPausedThenKilledAreNeverQuarantinedAtTheDefaultSetting() throws Exception {
-    // slow calls (a lookup, a plan and an apply of 4 s each) keep a taken-over item in its new
-    // holder's hands long enough to kill that holder's node while it works on it
+    // slow calls (a lookup, a plan and an apply of 2 s each, after the wait for the lookup) keep a
+    // taken-over item in its new holder's hands long enough to kill that holder's node while it
+    // works on it; an apply must still reach the sim before its cleanup deadline, at most the
+    // lease less its margin ahead (protocol 1.1): at 4 s a call and this test's 5 s lease it could
+    // not, and an item used up its attempts on deadline_passed
     try (ProcessCluster cluster =
         new ProcessCluster(
             4,
             PATIENT_DETECTOR,
             ProcessCluster.Launch.shardNodesThenWorkerNodes(),
             "--latency-ms",
-            "4000",
+            "2000",
             "--seed",
             "25")) {
       // a second worker node: it takes over from node 3 while node 3 sleeps, and is then killed
@@ -79,7 +82,7 @@ class PauseThenKillProcessTest {
       String job = "pause-kill";
       // three rounds of the 8 workers: one done before the pause, one in hand when node 3 is
       // paused (so it holds items), one pending as margin. The faults need no more; every item
-      // pending when node 4 is killed waits for node 3's 4 workers, at up to 12 s each.
+      // pending when node 4 is killed waits for node 3's 4 workers, at up to 6 s each.
       List<AccountCursor> accounts = accounts(24);
       RunView created = createRun(cluster.client, job, accounts);
       String runId = created.runId();
