@@ -192,6 +192,37 @@ class FencekeeperWorkerTest {
   }
 
   @Test
+  void anAmbiguousItemIsNotLookedUpBeforeItsLookupAfterAndTheAllowanceHavePassed()
+      throws Exception {
+    // lookupAfter 2 s after the node's time: by the worker's clock, no lookup before the answer's
+    // arrival + 2 s + the 1 s allowance (a cleanup of the earlier holder may commit until then)
+    answer(
+        "claim-next",
+        Reply.of(
+            200,
+            claim("LOOKUP", "AMBIGUOUS", 30_000)
+                .replace("\"nodeTime\"", "\"lookupAfter\":\"2026-11-29T01:00:02Z\",\"nodeTime\"")));
+    long[] lookedUpAt = new long[1];
+    Recording handler =
+        new Recording() {
+          @Override
+          public Optional<Outcome> lookup(Item item, Lease lease) {
+            lookedUpAt[0] = System.nanoTime();
+            return super.lookup(item, lease);
+          }
+        };
+    long started = System.nanoTime();
+    FencekeeperWorker worker = worker(handler).build().start();
+    assertTrue(worker.awaitStopped(WITHIN));
+    assertEquals(1, handler.lookedUp.get());
+    assertTrue(
+        lookedUpAt[0] - started >= Duration.ofSeconds(3).toNanos(),
+        "looked up "
+            + Duration.ofNanos(lookedUpAt[0] - started).toMillis()
+            + " ms after the start, before lookupAfter + the allowance");
+  }
+
+  @Test
   void anAmbiguousItemNotFoundIsAppliedAfterItsLookup() throws Exception {
     answer("claim-next", Reply.of(200, claim("LOOKUP", "AMBIGUOUS", 30_000)));
     Recording handler = new Recording();

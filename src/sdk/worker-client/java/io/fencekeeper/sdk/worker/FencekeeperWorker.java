@@ -271,6 +271,12 @@ public final class FencekeeperWorker implements AutoCloseable {
         switch (claimed.firstStep()) {
           case "COMPLETE" -> report(claimed, null); // recorded already: never sent again
           case "LOOKUP" -> {
+            // the earlier holder's cleanup may still commit until its deadline: a lookup before
+            // then could answer "not found" for an effect that lands after it (renewals go on)
+            long wait = claimed.lookupDueNanos() - System.nanoTime();
+            if (wait > 0) {
+              TimeUnit.NANOSECONDS.sleep(wait);
+            }
             Optional<Outcome> found;
             try {
               found = settings.handler.lookup(claimed.item(), lease);
@@ -469,8 +475,20 @@ public final class FencekeeperWorker implements AutoCloseable {
         LeaseApi.body().put("workerId", workerId).put("token", claimed.lease().fencingToken()));
   }
 
-  /** A claim answer, read. */
-  private record Claimed(Item item, Lease lease, String firstStep) {
+  /**
+   * Added to the node's lookupAfter before a lookup, for the clocks of the node and the target
+   * (docs/external-workers.md, "Time: the lease, the deadline and lookupAfter"): the node's own
+   * workers' default clock-skew allowance.
+   */
+  static final Duration CLOCK_SKEW_ALLOWANCE = Duration.ofSeconds(1);
+
+  /**
+   * A claim answer, read. {@code lookupDueNanos}: by this JVM's clock, when a LOOKUP may be sent:
+   * the answer's arrival plus (lookupAfter - nodeTime) plus the allowance, so a target's 404 is
+   * final (no cleanup sent under an earlier lease may still commit); the arrival when the answer has
+   * no lookupAfter.
+   */
+  private record Claimed(Item item, Lease lease, String firstStep, long lookupDueNanos) {
     static Claimed of(JsonNode c, long receivedNanos) {
       Item item =
           new Item(
@@ -490,7 +508,22 @@ public final class FencekeeperWorker implements AutoCloseable {
               Duration.ofMillis(c.path("leaseMillis").asLong()),
               receivedNanos,
               c.path("leaseMillis").asLong());
-      return new Claimed(item, lease, c.path("firstStep").asText("APPLY"));
+      long lookupDue = receivedNanos;
+      if (c.hasNonNull("lookupAfter") && c.hasNonNull("nodeTime")) {
+        try {
+          Duration ahead =
+              Duration.between(
+                  java.time.Instant.parse(c.path("nodeTime").asText()),
+                  java.time.Instant.parse(c.path("lookupAfter").asText()));
+          if (!ahead.isNegative()) {
+            lookupDue = receivedNanos + ahead.plus(CLOCK_SKEW_ALLOWANCE).toNanos();
+          }
+        } catch (java.time.format.DateTimeParseException unreadable) {
+          // an answer the node did not write; the whole lease is the safe wait
+          lookupDue = receivedNanos + lease.length().toNanos();
+        }
+      }
+      return new Claimed(item, lease, c.path("firstStep").asText("APPLY"), lookupDue);
     }
   }
 
