@@ -164,12 +164,7 @@ public final class RunItemStore implements ScopeRows, AutoCloseable {
     try (PreparedStatement ps =
         c.prepareStatement("INSERT INTO " + COPY_COLUMNS + " VALUES (?, ?, ?, ?, ?, ?)")) {
       for (NewRow row : rows) {
-        ps.setString(1, scopeId);
-        ps.setInt(2, row.seq());
-        ps.setString(3, row.account().accountId());
-        ps.setString(4, row.account().cursor());
-        ps.setLong(5, row.position());
-        ps.setInt(6, row.shard());
+        bindRow(ps, scopeId, row);
         ps.addBatch();
       }
       ps.executeBatch();
@@ -190,12 +185,7 @@ public final class RunItemStore implements ScopeRows, AutoCloseable {
             + " WHERE scope_id = ? AND account_id = ? AND provider_cursor = ?)";
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       for (NewRow row : rows) {
-        ps.setString(1, scopeId);
-        ps.setInt(2, row.seq());
-        ps.setString(3, row.account().accountId());
-        ps.setString(4, row.account().cursor());
-        ps.setLong(5, row.position());
-        ps.setInt(6, row.shard());
+        bindRow(ps, scopeId, row);
         ps.setString(7, scopeId);
         ps.setString(8, row.account().accountId());
         ps.setString(9, row.account().cursor());
@@ -210,6 +200,17 @@ public final class RunItemStore implements ScopeRows, AutoCloseable {
       }
       return repeats;
     }
+  }
+
+  /** Binds a staged row to the first six parameters, in {@code COPY_COLUMNS}' order. */
+  private static void bindRow(PreparedStatement ps, String scopeId, NewRow row)
+      throws SQLException {
+    ps.setString(1, scopeId);
+    ps.setInt(2, row.seq());
+    ps.setString(3, row.account().accountId());
+    ps.setString(4, row.account().cursor());
+    ps.setLong(5, row.position());
+    ps.setInt(6, row.shard());
   }
 
   /** The seqs of a scope's rows in [{@code from}, {@code to}). */

@@ -56,7 +56,8 @@ public class MisbehavingPlugin extends LedgerPlugin {
       case "throw" -> throw new IllegalStateException(method + " failed inside the plugin");
       case "hang" -> {
         try {
-          Thread.sleep(Long.MAX_VALUE);
+          // hangs until the node gives up on the call and interrupts it
+          new java.util.concurrent.CountDownLatch(1).await();
         } catch (InterruptedException e) {
           interrupted.incrementAndGet();
           Thread.currentThread().interrupt();
