@@ -165,10 +165,15 @@ class FleetTileBrowserTest {
             "const y = (cls) => document.querySelector('.chart path.series.' + cls).getBBox().y;"
                 + "return y('fleet-wanted') < y('fleet-nodes');");
     assertEquals(Boolean.TRUE, wantedAbove, "2 nodes wanted drawn above 1 dispatching");
+    // read in one script: the chart is redrawn with every sample, and an element found before a
+    // redraw is stale after it
+    Object units =
+        browser.driver.executeScript(
+            "return Array.from(document.querySelectorAll('.chart text.axis-unit'))"
+                + ".map(t => t.textContent);");
     assertTrue(
-        browser.driver.findElements(By.cssSelector(".chart text.axis-unit")).stream()
-            .anyMatch(unit -> unit.getText().equals("nodes")),
-        "the nodes have an axis of their own");
+        units instanceof List<?> list && list.contains("nodes"),
+        "the nodes have an axis of their own: " + units);
     awaitShown(
         By.cssSelector(".chart-summary"),
         () -> {

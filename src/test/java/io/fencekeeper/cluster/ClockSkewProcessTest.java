@@ -135,9 +135,11 @@ class ClockSkewProcessTest {
       Map<String, Integer> ledger = cluster.ledger();
       Map<Integer, Integer> histogram = new TreeMap<>();
       List<String> wrongEffects = new ArrayList<>();
-      for (AccountCursor account : accounts) {
-        ItemId id = ItemId.of(job, ClusterFixture.DATE, account.accountId(), account.cursor());
-        ItemView item = item(cluster.client, id);
+      Map<ItemId, ItemView> views =
+          ClusterFixture.views(cluster.client, ClusterFixture.itemIds(job, accounts));
+      for (Map.Entry<ItemId, ItemView> entry : views.entrySet()) {
+        ItemId id = entry.getKey();
+        ItemView item = entry.getValue();
         int effects = ledger.getOrDefault(id.idempotencyKey(), 0);
         histogram.merge(effects, 1, Integer::sum);
         boolean nothingToDo =

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
 import io.fencekeeper.item.ItemAudit;
 import io.fencekeeper.item.ItemId;
+import io.fencekeeper.item.ItemTrails;
 import io.fencekeeper.item.ItemView;
 import io.fencekeeper.item.WorkItem;
 import io.fencekeeper.node.FencekeeperNode;
@@ -23,6 +24,7 @@ import java.time.Instant;
 import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -190,27 +192,61 @@ final class ClusterFixture {
       FencekeeperNode via, String job, List<AccountCursor> accounts, Map<String, Integer> effects)
       throws Exception {
     Map<Integer, Integer> histogram = new TreeMap<>();
-    for (AccountCursor account : accounts) {
-      ItemId id = ItemId.of(job, DATE, account.accountId(), account.cursor());
-      ItemView item = item(via, id);
-      assertEquals(WorkItem.Status.DONE, item.status(), id.value());
-      int count = effects.getOrDefault(id.idempotencyKey(), 0);
-      histogram.merge(count, 1, Integer::sum);
-      int expected = item.effectOutcome().kind() == WorkItem.OutcomeKind.NOTHING_TO_DO ? 0 : 1;
-      assertEquals(expected, count, "effects at the provider for " + id);
-    }
+    views(via, itemIds(job, accounts))
+        .forEach(
+            (id, item) -> {
+              assertEquals(WorkItem.Status.DONE, item.status(), id.value());
+              int count = effects.getOrDefault(id.idempotencyKey(), 0);
+              histogram.merge(count, 1, Integer::sum);
+              int expected =
+                  item.effectOutcome().kind() == WorkItem.OutcomeKind.NOTHING_TO_DO ? 0 : 1;
+              assertEquals(expected, count, "effects at the provider for " + id);
+            });
     return histogram;
+  }
+
+  /** The run's items, in the scope's order. */
+  static List<ItemId> itemIds(String job, List<AccountCursor> accounts) {
+    return accounts.stream()
+        .map(account -> ItemId.of(job, DATE, account.accountId(), account.cursor()))
+        .toList();
+  }
+
+  /**
+   * Each item's journaled events, read from the journal's table 500 items a query ({@link
+   * ItemTrails}, what the item pages read): a read-journal stream per item, or an ask to each
+   * entity, took minutes for a run of thousands on a loaded machine.
+   */
+  static Map<ItemId, List<ItemAudit.Entry>> trails(FencekeeperNode via, List<ItemId> ids) {
+    ItemTrails trails = new ItemTrails(via.system(), via.runItems().dataSource());
+    Map<ItemId, List<ItemAudit.Entry>> all = new LinkedHashMap<>();
+    for (int from = 0; from < ids.size(); from += ItemTrails.MAX_ITEMS) {
+      all.putAll(
+          trails.trails(ids.subList(from, Math.min(ids.size(), from + ItemTrails.MAX_ITEMS))));
+    }
+    return all;
+  }
+
+  /**
+   * Each item as its journaled events make it, in the order asked: what its entity answers once it
+   * has nothing more to write (a run that has ended).
+   */
+  static Map<ItemId, ItemView> views(FencekeeperNode via, List<ItemId> ids) {
+    Map<ItemId, ItemView> views = new LinkedHashMap<>();
+    trails(via, ids)
+        .forEach(
+            (id, trail) ->
+                views.put(
+                    id, WorkItem.replay(id, trail.stream().map(ItemAudit.Entry::event).toList())));
+    return views;
   }
 
   /** Every lease ever granted for the run's items, read from the journal (the audit trail). */
   static List<WorkItem.LeaseGranted> leasesGranted(
       FencekeeperNode via, String job, List<AccountCursor> accounts) throws Exception {
-    ItemAudit audit = new ItemAudit(via.system());
     List<WorkItem.LeaseGranted> granted = new ArrayList<>();
-    for (AccountCursor account : accounts) {
-      ItemId id = ItemId.of(job, DATE, account.accountId(), account.cursor());
-      for (ItemAudit.Entry entry :
-          audit.trail(id).toCompletableFuture().get(20, TimeUnit.SECONDS)) {
+    for (List<ItemAudit.Entry> trail : trails(via, itemIds(job, accounts)).values()) {
+      for (ItemAudit.Entry entry : trail) {
         if (entry.event() instanceof WorkItem.LeaseGranted lease) {
           granted.add(lease);
         }

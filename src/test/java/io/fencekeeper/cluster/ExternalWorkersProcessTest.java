@@ -158,9 +158,11 @@ class ExternalWorkersProcessTest {
       Map<String, Long> balances = new HashMap<>();
       readTarget(target, effects, balances);
       assertEquals(ITEMS, effects.size(), "one effect per key at the target");
+      Map<ItemId, ItemView> views =
+          ClusterFixture.views(cluster.client, ClusterFixture.itemIds(job, accounts));
       for (AccountCursor account : accounts) {
         ItemId id = ItemId.of(job, DATE, account.accountId(), account.cursor());
-        ItemView seen = item(cluster.client, id);
+        ItemView seen = views.get(id);
         assertEquals(WorkItem.Status.DONE, seen.status(), id.value());
         assertEquals(
             effects.get(id.idempotencyKey()),
@@ -183,15 +185,15 @@ class ExternalWorkersProcessTest {
           FaultOutcome.metricCounters(survivor, runId),
           "/metrics vs the journal");
 
-      ItemAudit audit = new ItemAudit(cluster.client.system());
+      Map<ItemId, List<ItemAudit.Entry>> trails =
+          ClusterFixture.trails(cluster.client, ClusterFixture.itemIds(job, accounts));
       Map<String, Integer> grantsByRequest = new HashMap<>();
       Map<String, String> lastOwnerByRequest = new HashMap<>();
       long pauserStale = 0;
       for (AccountCursor account : accounts) {
         ItemId id = ItemId.of(job, DATE, account.accountId(), account.cursor());
         List<WorkItem.LeaseGranted> grants = new ArrayList<>();
-        for (ItemAudit.Entry entry :
-            audit.trail(id).toCompletableFuture().get(30, TimeUnit.SECONDS)) {
+        for (ItemAudit.Entry entry : trails.get(id)) {
           if (entry.event() instanceof WorkItem.LeaseGranted granted) {
             grants.add(granted);
             if (granted.requestId() != null) {

@@ -1,7 +1,5 @@
 package io.fencekeeper.cluster;
 
-import static io.fencekeeper.cluster.ClusterFixture.DATE;
-import static io.fencekeeper.cluster.ClusterFixture.item;
 import static io.fencekeeper.cluster.ClusterFixture.nodeOf;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -28,7 +26,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -59,9 +56,11 @@ final class FaultOutcome {
     assertEquals(expected, ended.state(), ended.toString());
     Map<String, Integer> effects = cluster.ledger();
     Map<WorkItem.Status, Integer> statuses = new TreeMap<>();
-    for (AccountCursor account : accounts) {
-      ItemId id = ItemId.of(job, DATE, account.accountId(), account.cursor());
-      ItemView seen = item(cluster.client, id);
+    Map<ItemId, ItemView> views =
+        ClusterFixture.views(cluster.client, ClusterFixture.itemIds(job, accounts));
+    for (Map.Entry<ItemId, ItemView> entry : views.entrySet()) {
+      ItemId id = entry.getKey();
+      ItemView seen = entry.getValue();
       statuses.merge(seen.status(), 1, Integer::sum);
       int count = effects.getOrDefault(id.idempotencyKey(), 0);
       assertTrue(count <= 1, count + " effects at the provider for " + id);
@@ -110,7 +109,6 @@ final class FaultOutcome {
 
     static JournalCounts of(FencekeeperNode via, String job, List<AccountCursor> accounts)
         throws Exception {
-      ItemAudit audit = new ItemAudit(via.system());
       long stale = 0;
       long takeovers = 0;
       long reconciliations = 0;
@@ -118,10 +116,10 @@ final class FaultOutcome {
       long claims = 0;
       Map<String, Long> staleByNode = new LinkedHashMap<>();
       List<String> quarantined = new ArrayList<>();
-      for (AccountCursor account : accounts) {
-        ItemId id = ItemId.of(job, DATE, account.accountId(), account.cursor());
-        for (ItemAudit.Entry entry :
-            audit.trail(id).toCompletableFuture().get(20, TimeUnit.SECONDS)) {
+      for (Map.Entry<ItemId, List<ItemAudit.Entry>> trail :
+          ClusterFixture.trails(via, ClusterFixture.itemIds(job, accounts)).entrySet()) {
+        ItemId id = trail.getKey();
+        for (ItemAudit.Entry entry : trail.getValue()) {
           WorkItem.Event event = entry.event();
           if (event instanceof WorkItem.StaleCommandRejected rejected) {
             stale++;

@@ -1,6 +1,5 @@
 package io.fencekeeper.cluster;
 
-import static io.fencekeeper.cluster.ClusterFixture.DATE;
 import static io.fencekeeper.cluster.ClusterFixture.accounts;
 import static io.fencekeeper.cluster.ClusterFixture.assertOneEffectPerKey;
 import static io.fencekeeper.cluster.ClusterFixture.awaitDone;
@@ -41,6 +40,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalTime;
 import java.time.ZoneId;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
@@ -129,7 +129,7 @@ class PartitionProcessTest {
       String straggler = minority.address() + "/w-straggler";
       Set<String> majorityShards = shardsHostedBy(cluster, List.of(0, 1));
       Map.Entry<ItemId, JsonNode> claimed =
-          claimAnOpenItem(cluster, minority, provider, job, accounts, majorityShards, straggler);
+          claimAnOpenItem(cluster, minority, provider, created.runId(), majorityShards, straggler);
       ItemId stragglerItem = claimed.getKey();
       Plan stragglerPlan = provider.plan(stragglerItem).toCompletableFuture().get();
       long stragglerToken = claimed.getValue().get("token").asLong();
@@ -328,23 +328,24 @@ class PartitionProcessTest {
   /** The scope's last item whose plan has something to apply (one in ten has nothing). */
   /**
    * Claims, for {@code workerId} through {@code node}'s API, an item that needs an effect and is
-   * not claimed nor done yet, from the last account back: each node works its own shards in its own
-   * order, so any item may already be done, and one may be claimed by its dispatcher between the
-   * look and the claim (409: the next one is tried).
+   * not claimed nor done yet, from the last pending one back. The pending items are read in one
+   * page of the run's items ({@code GET /api/runs/{runId}/items?status=pending}): looking at each
+   * of the run's items one by one took longer on a loaded machine than the cluster took to finish
+   * them all. One may still be claimed by its dispatcher between the look and the claim (409: the
+   * next one is tried).
    */
   private static Map.Entry<ItemId, JsonNode> claimAnOpenItem(
       ProcessCluster cluster,
       ProcessCluster.NodeProcess node,
       HttpProvider provider,
-      String job,
-      List<AccountCursor> accounts,
+      String runId,
       Set<String> inShards,
       String workerId)
       throws Exception {
     ItemShards shards = new ItemShards(100);
-    for (int i = accounts.size() - 1; i >= 0; i--) {
-      AccountCursor account = accounts.get(i);
-      ItemId id = ItemId.of(job, DATE, account.accountId(), account.cursor());
+    List<ItemId> pending = pendingItems(node, runId);
+    for (int i = pending.size() - 1; i >= 0; i--) {
+      ItemId id = pending.get(i);
       if (!inShards.contains(shards.shardOf(id))
           || item(cluster.client, id).status() != WorkItem.Status.PENDING
           || provider.plan(id).toCompletableFuture().get().nothingToDo()) {
@@ -363,7 +364,21 @@ class PartitionProcessTest {
       assertEquals(200, response.statusCode(), response.body());
       return Map.entry(id, new ObjectMapper().readTree(response.body()));
     }
-    throw new AssertionError("no open item needs an effect");
+    throw new AssertionError("no open item needs an effect among " + pending.size() + " pending");
+  }
+
+  /** The run's PENDING items in scope order, as one page of the node's items API answers them. */
+  private static List<ItemId> pendingItems(ProcessCluster.NodeProcess node, String runId)
+      throws Exception {
+    JsonNode page =
+        getJson(
+            node.httpPort(),
+            "/api/runs/" + ApiClient.segment(runId) + "/items?status=pending&limit=500");
+    List<ItemId> pending = new ArrayList<>();
+    for (JsonNode entry : page.path("items")) {
+      pending.add(ItemId.parse(entry.path("item").path("itemId").asText()));
+    }
+    return pending;
   }
 
   /**
@@ -375,25 +390,27 @@ class PartitionProcessTest {
     Set<String> hosted = new HashSet<>();
     for (int index : indexes) {
       ProcessCluster.NodeProcess node = cluster.nodes.get(index);
-      HttpResponse<String> answer =
-          HttpClient.newHttpClient()
-              .send(
-                  HttpRequest.newBuilder(
-                          URI.create(
-                              "http://127.0.0.1:"
-                                  + node.managementPort()
-                                  + "/cluster/shards/"
-                                  + WorkItem.ENTITY_TYPE_KEY.name()))
-                      .timeout(Duration.ofSeconds(20))
-                      .build(),
-                  HttpResponse.BodyHandlers.ofString());
-      assertEquals(200, answer.statusCode(), answer.body());
-      for (JsonNode region : new ObjectMapper().readTree(answer.body()).path("regions")) {
+      JsonNode shards =
+          getJson(node.managementPort(), "/cluster/shards/" + WorkItem.ENTITY_TYPE_KEY.name());
+      for (JsonNode region : shards.path("regions")) {
         hosted.add(region.path("shardId").asText());
       }
     }
     assertFalse(hosted.isEmpty(), "the majority hosts shards");
     return hosted;
+  }
+
+  /** GET {@code path} on loopback at {@code port}, answered 200, as JSON. */
+  private static JsonNode getJson(int port, String path) throws Exception {
+    HttpResponse<String> answer =
+        HttpClient.newHttpClient()
+            .send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                    .timeout(Duration.ofSeconds(20))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
+    assertEquals(200, answer.statusCode(), answer.body());
+    return new ObjectMapper().readTree(answer.body());
   }
 
   /** POST /api/items/{itemId}/claim on the node's own HTTP API (loopback, no token), retryable. */
