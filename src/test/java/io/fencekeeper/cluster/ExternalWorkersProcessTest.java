@@ -85,7 +85,7 @@ class ExternalWorkersProcessTest {
   @Test
   void crashPauseAndLostAnswersOfExternalWorkersLeaveOneEffectPerKeyAndNoQuarantine()
       throws Exception {
-    try (ProcessCluster cluster = ProcessCluster.ofNodes(2, 0, n -> NO_WORKERS);
+    try (ProcessCluster cluster = ProcessCluster.ofNodes(2, 0, Map.of(), n -> NO_WORKERS);
         AnswerDroppingProxy proxy =
             new AnswerDroppingProxy(cluster.nodes.get(1).httpPort(), 0.05, 51)) {
       TestDatabases.Target target = TestDatabases.freshPostgres();

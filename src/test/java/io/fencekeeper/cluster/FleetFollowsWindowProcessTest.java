@@ -90,6 +90,18 @@ class FleetFollowsWindowProcessTest {
   /** One node's ceiling over the window is at least 20 % below these: checked below. */
   private static final int ITEMS = 620;
 
+  /**
+   * Nodes leave this cluster only by SIGTERM, so nothing here waits on the failure detector, and
+   * the test cluster's (3 s of silence) downed a node that had just joined beside the suite's other
+   * lanes (CI, load 20-24: "quarantined this node" as it started). 8 s, with a lease of 15 s to
+   * keep the partition inequality: 8.5 s detection + 2 s decision + 2 s margin < 15 s.
+   */
+  private static final Map<String, Object> PATIENT_DETECTOR =
+      Map.of(
+          "pekko.cluster.failure-detector.acceptable-heartbeat-pause", "8s",
+          "pekko.cluster.split-brain-resolver.down-all-when-unstable", "off",
+          "fencekeeper.lease", "15s");
+
   private static final HttpClient HTTP = HttpClient.newHttpClient();
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -109,7 +121,14 @@ class FleetFollowsWindowProcessTest {
     long started = System.nanoTime();
     try (ProcessCluster cluster =
         ProcessCluster.ofNodes(
-            1, WORKERS, launches, "--latency-ms", String.valueOf(LATENCY_MS), "--seed", "39")) {
+            1,
+            WORKERS,
+            PATIENT_DETECTOR,
+            launches,
+            "--latency-ms",
+            String.valueOf(LATENCY_MS),
+            "--seed",
+            "39")) {
       ProcessCluster.NodeProcess first = cluster.nodes.get(0);
       // what the signal got wrong: the phases go on, so that one run shows every one of them
       List<String> faults = new ArrayList<>();

@@ -47,6 +47,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -344,11 +345,22 @@ class PartitionProcessTest {
       throws Exception {
     ItemShards shards = new ItemShards(100);
     List<ItemId> pending = pendingItems(node, runId);
+    // why each pending item was passed over, for the failure's message
+    Map<String, Integer> passedOver = new TreeMap<>();
+    List<String> refusals = new ArrayList<>();
     for (int i = pending.size() - 1; i >= 0; i--) {
       ItemId id = pending.get(i);
-      if (!inShards.contains(shards.shardOf(id))
-          || item(cluster.client, id).status() != WorkItem.Status.PENDING
-          || provider.plan(id).toCompletableFuture().get().nothingToDo()) {
+      if (!inShards.contains(shards.shardOf(id))) {
+        passedOver.merge("in a minority shard", 1, Integer::sum);
+        continue;
+      }
+      WorkItem.Status status = item(cluster.client, id).status();
+      if (status != WorkItem.Status.PENDING) {
+        passedOver.merge(status + " by now", 1, Integer::sum);
+        continue;
+      }
+      if (provider.plan(id).toCompletableFuture().get().nothingToDo()) {
+        passedOver.merge("nothing to do", 1, Integer::sum);
         continue;
       }
       // a 503 (the item's shard did not answer the claim in time: a loaded machine) may have
@@ -359,12 +371,22 @@ class PartitionProcessTest {
         response = postClaim(node, id, workerId, requestId);
       }
       if (response.statusCode() == 409) {
+        passedOver.merge("409", 1, Integer::sum);
+        if (refusals.size() < 3) {
+          refusals.add(response.body());
+        }
         continue;
       }
       assertEquals(200, response.statusCode(), response.body());
       return Map.entry(id, new ObjectMapper().readTree(response.body()));
     }
-    throw new AssertionError("no open item needs an effect among " + pending.size() + " pending");
+    throw new AssertionError(
+        "no open item needs an effect among "
+            + pending.size()
+            + " pending: passed over "
+            + passedOver
+            + ", refusals "
+            + refusals);
   }
 
   /** The run's PENDING items in scope order, as one page of the node's items API answers them. */

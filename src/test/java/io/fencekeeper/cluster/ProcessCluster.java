@@ -153,10 +153,14 @@ final class ProcessCluster implements AutoCloseable {
    * {@link #startNode(int, List)}, as an autoscaler does.
    */
   static ProcessCluster ofNodes(
-      int initialNodes, int workersPerNode, IntFunction<Launch> launches, String... simFlags)
+      int initialNodes,
+      int workersPerNode,
+      Map<String, Object> timings,
+      IntFunction<Launch> launches,
+      String... simFlags)
       throws Exception {
     return new ProcessCluster(
-        SERVE, initialNodes, workersPerNode, Map.of(), launches, false, simFlags);
+        SERVE, initialNodes, workersPerNode, timings, launches, false, simFlags);
   }
 
   private ProcessCluster(

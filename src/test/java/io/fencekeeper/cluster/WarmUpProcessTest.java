@@ -47,6 +47,7 @@ class WarmUpProcessTest {
         ProcessCluster.ofNodes(
             1,
             4,
+            Map.of(),
             n ->
                 new ProcessCluster.Launch(
                     List.of(),

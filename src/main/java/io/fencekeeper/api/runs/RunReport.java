@@ -31,10 +31,10 @@ import org.apache.pekko.util.ByteString;
 
 /**
  * {@code GET /api/runs/{runId}/report?format=csv|jsonl}: one line per item of the run (id, status,
- * attempts, effect, provider reference, last error), streamed while it is read. The scope is paged
- * from {@code run_item} and each page's items are read from their journals in one query ({@code
- * items}, as the item pages read them: no entity is woken), so a run of a million items costs a
- * page of memory, not a million rows or a million entities.
+ * attempts, effect, provider reference, last error, idempotency key), streamed while it is read.
+ * The scope is paged from {@code run_item} and each page's items are read from their journals in
+ * one query ({@code items}, as the item pages read them: no entity is woken), so a run of a million
+ * items costs a page of memory, not a million rows or a million entities.
  */
 public final class RunReport {
 
@@ -52,7 +52,9 @@ public final class RunReport {
           "providerReference",
           "lastError",
           "closedReason",
-          "token");
+          "token",
+          // last, so that a reader of the earlier columns by position reads them as before
+          "idempotencyKey");
 
   private final ObjectMapper mapper;
   private final RunItemStore queries;
@@ -160,6 +162,7 @@ public final class RunReport {
     fields.put("lastError", item.lastError());
     fields.put("closedReason", item.closedReason());
     fields.put("token", item.token());
+    fields.put("idempotencyKey", id.idempotencyKey());
     return fields;
   }
 

@@ -53,14 +53,17 @@ class RunReportTest {
     List<String> lines = csv.body().lines().toList();
     assertEquals(
         "itemId,status,attempt,maxAttempts,effect,outcome,providerReference,lastError,"
-            + "closedReason,token",
+            + "closedReason,token,idempotencyKey",
         lines.get(0));
     assertEquals(4, lines.size(), csv.body());
     assertEquals(
-        ApiTestNode.itemId(runId, 1) + ",DONE,1,5,RECORDED,APPLIED,ref-42,,,1", lines.get(1));
+        ApiTestNode.itemId(runId, 1) + ",DONE,1,5,RECORDED,APPLIED,ref-42,,,1," + key(runId, 1),
+        lines.get(1));
     // a provider's text cannot become a spreadsheet formula; quotes and commas are escaped
     assertEquals(
-        ApiTestNode.itemId(runId, 2) + ",FAILED,1,5,NONE,,,\"'=HYPERLINK(\"\"x\"\"), refused\",,1",
+        ApiTestNode.itemId(runId, 2)
+            + ",FAILED,1,5,NONE,,,\"'=HYPERLINK(\"\"x\"\"), refused\",,1,"
+            + key(runId, 2),
         lines.get(2));
     assertTrue(lines.get(3).startsWith(ApiTestNode.itemId(runId, 3) + ",PENDING,0,"), lines.get(3));
 
@@ -69,6 +72,7 @@ class RunReportTest {
     List<JsonNode> items = jsonl.body().lines().map(line -> tree(line)).toList();
     assertEquals(3, items.size());
     assertEquals("ref-42", items.get(0).path("providerReference").asText());
+    assertEquals(key(runId, 1), items.get(0).path("idempotencyKey").asText());
     assertEquals("=HYPERLINK(\"x\"), refused", items.get(1).path("lastError").asText());
     assertEquals("PENDING", items.get(2).path("status").asText());
   }
@@ -102,5 +106,11 @@ class RunReportTest {
     } catch (Exception e) {
       throw new AssertionError("not JSON: " + line, e);
     }
+  }
+
+  /** The idempotency key the item's own page names (what every write of the item carries). */
+  private String key(String runId, int account) {
+    String itemId = ApiTestNode.itemId(runId, account);
+    return api.get("/api/items/" + seg(itemId)).tree().path("idempotencyKey").asText();
   }
 }
