@@ -128,9 +128,15 @@ class PartitionProcessTest {
       // a shard of the majority; its id looks like the minority's own workers' and borrows
       // nothing from it (the lease API's claims name no node)
       String straggler = minority.address() + "/w-straggler";
+      // the sim slowed while the straggler looks for its item: on a loaded machine the majority
+      // had worked all but 48 of its items before the look (the minority's node had done few of
+      // its own: 232 of the 280 pending), and those 48 were DONE by the time the look reached
+      // them
+      VerifyProcessTest.setSimFaults(cluster, Map.of("latencyMs", 1500));
       Set<String> majorityShards = shardsHostedBy(cluster, List.of(0, 1));
       Map.Entry<ItemId, JsonNode> claimed =
           claimAnOpenItem(cluster, minority, provider, created.runId(), majorityShards, straggler);
+      VerifyProcessTest.setSimFaults(cluster, Map.of("latencyMs", 100));
       ItemId stragglerItem = claimed.getKey();
       Plan stragglerPlan = provider.plan(stragglerItem).toCompletableFuture().get();
       long stragglerToken = claimed.getValue().get("token").asLong();
