@@ -45,12 +45,12 @@ import org.junit.jupiter.api.Test;
  * test plays the autoscaler. It reads {@code GET /api/fleet} and starts {@code serve} processes
  * until the nodes dispatching are the nodes wanted, as a Kubernetes HPA on {@code
  * fencekeeper_fleet_nodes_wanted} would, and removes them with SIGTERM when the signal has dropped.
- * One PostgreSQL, one sim-provider process at 200 ms a call, nodes of 2 workers, the governor at
+ * One PostgreSQL, one sim-provider process at 400 ms a call, nodes of 2 workers, the governor at
  * normal 2 / burst 8 (what 4 nodes' workers fill), the fleet between 1 and 4 nodes.
  *
  * <ol>
  *   <li>A run whose deadline one node cannot meet, by arithmetic: every item costs at least one
- *       call (its plan) and nine in ten a second one (the cleanup), 200 ms each at the sim, so one
+ *       call (its plan) and nine in ten a second one (the cleanup), 400 ms each at the sim, so one
  *       node's 2 workers finish at most {@link #ceilingPerNode} items a second, at least 20 % below
  *       what the window needs, while 4 nodes' ceiling is about 3 times the items (room for nodes
  *       that start slowly on a loaded machine). Alone on one node it ends PARTIAL (certain by the
@@ -75,10 +75,11 @@ class FleetFollowsWindowProcessTest {
 
   /**
    * Long enough that the sim, not the CPU, bounds a node: at 50 ms a call the window needed 27
-   * items/s, and four nodes beside the suite's other lanes on 2 cores finished 12.5 (CI: PARTIAL).
-   * At 200 ms the same arithmetic needs a quarter of the items, and of the CPU.
+   * items/s, and four nodes beside the suite's other lanes on 2 cores finished 12.5 (CI: PARTIAL);
+   * at 200 ms (620 items) nodes that took 30 s each to start at load 25 came too late for the 7
+   * items/s needed. At 400 ms the same arithmetic needs an eighth of the items of 50 ms.
    */
-  private static final long LATENCY_MS = 200;
+  private static final long LATENCY_MS = 400;
 
   private static final int MAX_NODES = 4;
   private static final int NORMAL_CAP = 2;
@@ -88,7 +89,7 @@ class FleetFollowsWindowProcessTest {
   private static final Duration WINDOW = Duration.ofSeconds(90);
 
   /** One node's ceiling over the window is at least 20 % below these: checked below. */
-  private static final int ITEMS = 620;
+  private static final int ITEMS = 310;
 
   /**
    * Nodes leave this cluster only by SIGTERM, so nothing here waits on the failure detector, and
@@ -393,9 +394,9 @@ class FleetFollowsWindowProcessTest {
     int nodes = alive(cluster);
     putGovernor(first, nodes * WORKERS, nodes * WORKERS);
     String job = "fleet-drain";
-    // at 200 ms a call and every worker busy, enough to be in flight through every leave; the sim
+    // at 400 ms a call and every worker busy, enough to be in flight through every leave; the sim
     // answers at once after the last leave
-    List<AccountCursor> accounts = accounts(1000);
+    List<AccountCursor> accounts = accounts(800);
     RunView created = create(cluster, job, accounts, Duration.ofHours(1));
     String runId = created.runId();
     awaitDone(cluster.client, runId, 100, Duration.ofSeconds(90), "the drained run under way");

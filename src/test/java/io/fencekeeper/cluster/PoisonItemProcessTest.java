@@ -59,7 +59,8 @@ class PoisonItemProcessTest {
   @Test
   void poisonItemIsQuarantinedAfterTwoNodeDeathsAndEveryOtherItemIsDoneOnce() throws Exception {
     long started = System.nanoTime();
-    List<AccountCursor> accounts = accounts(600);
+    // 400: a CI run at load 25 did 571 of 600 by the deadline, through two kills and restarts
+    List<AccountCursor> accounts = accounts(400);
     AccountCursor poison = firstDispatched(accounts);
     ItemId poisonItem = ItemId.of(JOB, DATE, poison.accountId(), poison.cursor());
     // a node's real worker count: a node that dies on the poison item dies with its neighbours,

@@ -207,7 +207,9 @@ final class ProcessCluster implements AutoCloseable {
       for (int n = 2; n <= initialNodes; n++) {
         awaitReady(startNode(n, FreePorts.next(), FreePorts.next(), FreePorts.next(), seeds));
       }
-      client = ClusterFixture.startNode(db, dir.resolve("client"), seeds, null, 0, timings);
+      client =
+          ClusterFixture.startNode(
+              db, dir.resolve("client"), seeds, null, 0, clientTimings(timings));
     } catch (Exception | AssertionError e) {
       // try-with-resources never closes what failed to construct: stop what did start
       try {
@@ -333,6 +335,22 @@ final class ProcessCluster implements AutoCloseable {
 
   boolean isMember(String address) {
     return ThreeNodeClusterTest.isMember(client, address);
+  }
+
+  /**
+   * The client member's timings: the cluster's, with a failure detector of 20 s (unless the test
+   * set its own). The client hosts no item, no singleton and no worker; it only watches. In a test
+   * JVM starved at load 36 (CI), it marked all three nodes unreachable while they marked it, and
+   * its resolver downed all three ("DownIndirectlyConnected"): the cluster under test was taken
+   * down by its observer. A patient observer reports no unreachability of its own, so it never
+   * makes such a decision; the nodes' detectors keep the test's timings. Its detection is past the
+   * lease, which a node refuses unless told that this is meant.
+   */
+  private static Map<String, Object> clientTimings(Map<String, Object> timings) {
+    Map<String, Object> client = new HashMap<>(timings);
+    client.putIfAbsent("pekko.cluster.failure-detector.acceptable-heartbeat-pause", "20s");
+    client.put("fencekeeper.unsafe-partition-timings", true);
+    return client;
   }
 
   /**
