@@ -115,19 +115,38 @@ class PauseThenKillProcessTest {
       assertTrue(
           cluster.isMember(paused.address()),
           "the pause stayed below failure detection: the node woke as a member");
-      Victim victim =
-          Await.until(
-                  Duration.ofSeconds(60),
-                  "an item taken over from the paused node, whose paused holder was not lost, still in"
-                      + " its new holder's hands",
-                  () -> victim(cluster, job, accounts, paused.address()),
-                  found -> found.victim() != null)
-              .victim();
-      ProcessCluster.NodeProcess killed =
-          cluster.nodes.stream()
-              .filter(n -> n.address().equals(nodeOf(victim.holder())))
-              .findFirst()
-              .orElseThrow();
+      // the holder's node is stopped first, and killed only if its journal still shows the item in
+      // that holder's hands: at load 25 (CI) the holder completed the item between the look and
+      // the kill, and the test killed a node that held nothing of it
+      Victim victim = null;
+      ProcessCluster.NodeProcess killed = null;
+      for (int look = 1; victim == null; look++) {
+        Victim found =
+            Await.until(
+                    Duration.ofSeconds(60),
+                    "an item taken over from the paused node, whose paused holder was not lost,"
+                        + " still in its new holder's hands",
+                    () -> victim(cluster, job, accounts, paused.address()),
+                    search -> search.victim() != null)
+                .victim();
+        ProcessCluster.NodeProcess holderNode =
+            cluster.nodes.stream()
+                .filter(n -> n.address().equals(nodeOf(found.holder())))
+                .findFirst()
+                .orElseThrow();
+        ProcessCluster.signal(holderNode.process(), "STOP");
+        ItemView journaled =
+            ClusterFixture.views(cluster.client, List.of(found.item())).get(found.item());
+        if (journaled.status() == WorkItem.Status.LEASED
+            && found.holder().equals(journaled.owner())) {
+          victim = found;
+          killed = holderNode;
+        } else {
+          ProcessCluster.signal(holderNode.process(), "CONT");
+          assertTrue(look < 10, "every victim found had moved on before its holder stopped");
+        }
+      }
+      Victim stopped = victim;
       killed.process().destroyForcibly();
       killed.process().waitFor();
 
@@ -140,19 +159,19 @@ class PauseThenKillProcessTest {
       // the victim's journal: paused holder lost, came back; its next holder killed, taken over
       List<WorkItem.Event> trail = new ArrayList<>();
       new ItemAudit(cluster.client.system())
-          .trail(victim.item())
+          .trail(stopped.item())
           .toCompletableFuture()
           .get(20, TimeUnit.SECONDS)
           .forEach(entry -> trail.add(entry.event()));
       assertTrue(
-          trail.stream().anyMatch(e -> forgiven(e, victim.pausedHolder())),
+          trail.stream().anyMatch(e -> forgiven(e, stopped.pausedHolder())),
           "the paused holder was found alive or spoke: " + trail);
       assertTrue(
           trail.stream()
               .anyMatch(
                   e ->
                       e instanceof WorkItem.LeaseGranted granted
-                          && victim.holder().equals(granted.previousOwner())),
+                          && stopped.holder().equals(granted.previousOwner())),
           "the killed holder's lease was taken over: " + trail);
       assertTrue(
           trail.stream().noneMatch(WorkItem.ItemQuarantined.class::isInstance), trail.toString());
@@ -162,8 +181,8 @@ class PauseThenKillProcessTest {
               + " effects-per-key %s%n",
           paused.address(),
           killed.address(),
-          victim.item().value(),
-          victim.pausedHolder(),
+          stopped.item().value(),
+          stopped.pausedHolder(),
           ended.state(),
           ended.counts(),
           ended.quarantines(),

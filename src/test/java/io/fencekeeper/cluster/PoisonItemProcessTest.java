@@ -64,8 +64,9 @@ class PoisonItemProcessTest {
     AccountCursor poison = firstDispatched(accounts);
     ItemId poisonItem = ItemId.of(JOB, DATE, poison.accountId(), poison.cursor());
     // a node's real worker count: a node that dies on the poison item dies with its neighbours,
-    // in flight beside it (their calls take 2 x 200 ms; the poison halts its node 100 ms into
-    // its own), at its first kill and, unless they are kept apart, at its second
+    // in flight beside it (their calls take 2 x 200 ms; the poison halts its node 1 s into
+    // its own: at 100 ms, at load 25, its node's other workers had claimed nothing yet), at its
+    // first kill and, unless they are kept apart, at its second
     try (ProcessCluster cluster =
         new ProcessCluster(
             List.of(
@@ -73,7 +74,7 @@ class PoisonItemProcessTest {
                 "--poison-account",
                 poison.accountId(),
                 "--poison-after-ms",
-                "100"),
+                "1000"),
             WORKERS,
             "--latency-ms",
             "200",
