@@ -45,6 +45,9 @@ public final class ItemAttempt {
 
   private static final Logger log = LoggerFactory.getLogger(ItemAttempt.class);
 
+  /** How long a recording command whose ask failed waits before it is sent again. */
+  static final Duration ASK_AGAIN_AFTER = Duration.ofMillis(500);
+
   /** How many provider retries one attempt makes under its lease before handing the item back. */
   static final int RETRIES_PER_ATTEMPT = 3;
 
@@ -487,8 +490,11 @@ public final class ItemAttempt {
   }
 
   private CompletionStage<AttemptResult> recordOutcome(EffectOutcome outcome) {
-    return ctx.items()
-        .recordEffectAndComplete(item, workerId, claim.token(), outcome, throttles.get())
+    return askAgainWhileLeased(
+            () ->
+                ctx.items()
+                    .recordEffectAndComplete(
+                        item, workerId, claim.token(), outcome, throttles.get()))
         .thenCompose(
             reply -> {
               if (reply instanceof WorkItem.Accepted a
@@ -510,8 +516,7 @@ public final class ItemAttempt {
   }
 
   private CompletionStage<AttemptResult> complete() {
-    return ctx.items()
-        .complete(item, workerId, claim.token())
+    return askAgainWhileLeased(() -> ctx.items().complete(item, workerId, claim.token()))
         .thenApply(
             reply -> {
               if (reply instanceof WorkItem.Accepted a
@@ -541,6 +546,29 @@ public final class ItemAttempt {
               }
               return unexpected(reply, "fail");
             });
+  }
+
+  /**
+   * A command that records what the provider did, sent again when its ask fails (no answer in time,
+   * a shard moving, a node restarting beside this one) while the lease lasts: a repeat is answered
+   * as the first was (AlreadyRecorded, or the same completion). Given up on the first failure, the
+   * attempt ended "without an answer" and its lease ran out to be taken over: one of 13 leases in a
+   * rolling restart at load 10-19.
+   */
+  private CompletionStage<Reply> askAgainWhileLeased(Supplier<CompletionStage<Reply>> ask) {
+    return ask.get()
+        .handle(
+            (reply, failure) -> {
+              if (failure == null) {
+                return CompletableFuture.completedFuture(reply);
+              }
+              if (!ctx.clock().instant().plus(ASK_AGAIN_AFTER).isBefore(leaseExpiresAt)) {
+                return CompletableFuture.<Reply>failedFuture(failure);
+              }
+              log.info("{} got no answer ({}); asking again", item, failure.toString());
+              return after(ASK_AGAIN_AFTER).thenCompose(ignored -> askAgainWhileLeased(ask));
+            })
+        .thenCompose(stage -> stage);
   }
 
   // --- lease renewal -----------------------------------------------------------------------------

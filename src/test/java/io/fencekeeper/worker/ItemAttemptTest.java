@@ -231,6 +231,27 @@ class ItemAttemptTest {
   }
 
   @Test
+  void aRecordingWhoseAskFailsIsSentAgainWhileTheLeaseLastsAndTheAttemptEndsDone()
+      throws Exception {
+    claimAnswers(ScriptedItems.claimed(ITEM, TOKEN, EffectStatus.NONE));
+    java.util.concurrent.atomic.AtomicInteger asks =
+        new java.util.concurrent.atomic.AtomicInteger();
+    items.answer(
+        RECORD_EFFECT_AND_COMPLETE,
+        item ->
+            asks.incrementAndGet() == 1
+                ? CompletableFuture.failedFuture(new TimeoutException("no answer in time"))
+                : CompletableFuture.completedFuture(ScriptedItems.accepted(item, Status.DONE)));
+
+    assertInstanceOf(AttemptResult.Done.class, attempt());
+
+    assertEquals(List.of("plan", "apply"), provider.operations(), "applied once");
+    assertEquals(
+        List.of(CLAIM, RECORD_EFFECT_AND_COMPLETE, RECORD_EFFECT_AND_COMPLETE), items.names());
+    assertEquals(TOKEN, items.commands().get(2).token(), "the same lease's token again");
+  }
+
+  @Test
   void aPlanWithNothingToDoIsRecordedAndNeverApplied() throws Exception {
     claimAnswers(ScriptedItems.claimed(ITEM, TOKEN, EffectStatus.NONE));
     provider.plans(() -> CompletableFuture.completedFuture(Plan.nothing("balanced")));
