@@ -284,8 +284,10 @@ abstract class RunScenarioContract {
                       long token,
                       WorkItem.EffectOutcome outcome,
                       int throttles) {
-                    if (item.accountId().equals(victim.accountId())
-                        && failedOnce.compareAndSet(false, true)) {
+                    // every write of the first holder fails (its worker sends it again while
+                    // its lease lasts), so the item stays LEASED until that lease has run out
+                    if (item.accountId().equals(victim.accountId()) && token == 1) {
+                      failedOnce.set(true);
                       return CompletableFuture.failedFuture(
                           new IllegalStateException("journal write failed"));
                     }
