@@ -232,12 +232,15 @@ final class ClusterFixture {
    * has nothing more to write (a run that has ended).
    */
   static Map<ItemId, ItemView> views(FencekeeperNode via, List<ItemId> ids) {
+    ItemTrails trails = new ItemTrails(via.system(), via.runItems().dataSource());
     Map<ItemId, ItemView> views = new LinkedHashMap<>();
-    trails(via, ids)
-        .forEach(
-            (id, trail) ->
-                views.put(
-                    id, WorkItem.replay(id, trail.stream().map(ItemAudit.Entry::event).toList())));
+    for (int from = 0; from < ids.size(); from += ItemTrails.MAX_ITEMS) {
+      List<ItemId> batch = ids.subList(from, Math.min(ids.size(), from + ItemTrails.MAX_ITEMS));
+      List<ItemView> read = trails.views(batch);
+      for (int i = 0; i < batch.size(); i++) {
+        views.put(batch.get(i), read.get(i));
+      }
+    }
     return views;
   }
 
