@@ -41,7 +41,8 @@
 #   prune              with PRUNE=1: POST /api/archive/prune (every run that ended before now) and
 #                      the time until the run shows prunedAt, node 1's largest RSS meanwhile (every
 #                      2 s), the archive's size and the rows deleted
-# The sim holds every effect in memory: its heap is 256 MB plus 1 MB per 1,000 items (SIM_JVM_OPTS).
+# The sim holds every effect in memory: its heap is 512 MB plus 3 MB per 1,000 items (SIM_JVM_OPTS;
+# at 1 MB per 1,000 a million-item night filled it at 860,000 effects and it spent its time in GC).
 # Settings: IDLE_MEMBERS=1 starts nodes 2..N as members that neither host item shards nor work
 # (FENCEKEEPER_HOST_SHARDS=off, FENCEKEEPER_WORKERS=0): node 1 does all the work, and the others cost
 # only membership, so the difference to 1 node is what being a cluster costs and not what sharing
@@ -68,7 +69,7 @@ JFR="${JFR:-1}"
 SAMPLE_EVERY="${SAMPLE_EVERY:-1}"
 PRUNE="${PRUNE:-0}"
 ITEMS="${1:-3000}"
-SIM_JVM_OPTS="${SIM_JVM_OPTS:--Xmx$((256 + ITEMS / 1000))m -XX:+UseSerialGC}"
+SIM_JVM_OPTS="${SIM_JVM_OPTS:--Xmx$((512 + ITEMS * 3 / 1000))m -XX:+UseSerialGC}"
 shift || true
 COUNTS=("$@")
 [[ ${#COUNTS[@]} -gt 0 ]] || COUNTS=(1 2 3)

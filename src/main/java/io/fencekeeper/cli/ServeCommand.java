@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.pekko.http.javadsl.ServerBinding;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -43,9 +44,11 @@ public final class ServeCommand implements Callable<Integer> {
     ApiMetrics metrics = new ApiMetrics();
     FencekeeperNode node;
     int warmUpItems;
+    Duration joinTimeout;
     try {
       api = ApiSettings.from(NodeSettings.from(resolved));
       warmUpItems = NodeWarmUp.items(resolved);
+      joinTimeout = joinTimeout(resolved);
     } catch (IllegalArgumentException e) {
       System.err.println("fencekeeper node not started: " + e.getMessage());
       return 78;
@@ -77,7 +80,20 @@ public final class ServeCommand implements Callable<Integer> {
             .toCompletableFuture()
             .get(30, TimeUnit.SECONDS);
     // with bootstrap a first start waits for required-contact-point-nr nodes, however long that is
-    node.awaitUp(bootstrap ? UNBOUNDED : Duration.ofSeconds(60));
+    try {
+      node.awaitUp(bootstrap ? UNBOUNDED : joinTimeout);
+    } catch (TimeoutException e) {
+      // not a fault of this node's settings: a supervisor's restart tries again (exit 75, as a
+      // downed node), and the operator reads why in one line instead of a stack trace
+      System.err.println(
+          "fencekeeper node not started: not an Up cluster member "
+              + joinTimeout.toSeconds()
+              + " s after joining seed nodes "
+              + resolved.getString("fencekeeper.seed-nodes")
+              + " (none answered, or a partition cuts this node off): exiting 75");
+      node.close();
+      return 75;
+    }
     ServerBinding http =
         HttpApi.start(node, api, metrics).toCompletableFuture().get(30, TimeUnit.SECONDS);
     System.err.println(
@@ -90,6 +106,23 @@ public final class ServeCommand implements Callable<Integer> {
             + ", management "
             + management);
     return exit.await();
+  }
+
+  /** fencekeeper.join-timeout: at least a second. */
+  static Duration joinTimeout(Config config) {
+    Duration timeout;
+    try {
+      timeout = config.getDuration("fencekeeper.join-timeout");
+    } catch (com.typesafe.config.ConfigException e) {
+      throw new IllegalArgumentException(
+          "fencekeeper.join-timeout (FENCEKEEPER_JOIN_TIMEOUT) must be a duration such as 60s");
+    }
+    if (timeout.toSeconds() < 1) {
+      throw new IllegalArgumentException(
+          "fencekeeper.join-timeout (FENCEKEEPER_JOIN_TIMEOUT) must be at least 1s, got "
+              + config.getString("fencekeeper.join-timeout"));
+    }
+    return timeout;
   }
 
   /** The warm-up, decorated like the node below with metrics of its own, and one line about it. */
