@@ -44,11 +44,11 @@ public final class ServeCommand implements Callable<Integer> {
     ApiMetrics metrics = new ApiMetrics();
     FencekeeperNode node;
     int warmUpItems;
-    Duration joinTimeout;
+    NodeSettings settings;
     try {
-      api = ApiSettings.from(NodeSettings.from(resolved));
+      settings = NodeSettings.from(resolved);
+      api = ApiSettings.from(settings);
       warmUpItems = NodeWarmUp.items(resolved);
-      joinTimeout = joinTimeout(resolved);
     } catch (IllegalArgumentException e) {
       System.err.println("fencekeeper node not started: " + e.getMessage());
       return 78;
@@ -81,15 +81,15 @@ public final class ServeCommand implements Callable<Integer> {
             .get(30, TimeUnit.SECONDS);
     // with bootstrap a first start waits for required-contact-point-nr nodes, however long that is
     try {
-      node.awaitUp(bootstrap ? UNBOUNDED : joinTimeout);
+      node.awaitUp(bootstrap ? UNBOUNDED : settings.joinTimeout());
     } catch (TimeoutException e) {
       // not a fault of this node's settings: a supervisor's restart tries again (exit 75, as a
       // downed node), and the operator reads why in one line instead of a stack trace
       System.err.println(
           "fencekeeper node not started: not an Up cluster member "
-              + joinTimeout.toSeconds()
+              + settings.joinTimeout().toSeconds()
               + " s after joining seed nodes "
-              + resolved.getString("fencekeeper.seed-nodes")
+              + String.join(",", settings.seedNodes())
               + " (none answered, or a partition cuts this node off): exiting 75");
       node.close();
       return 75;
@@ -106,23 +106,6 @@ public final class ServeCommand implements Callable<Integer> {
             + ", management "
             + management);
     return exit.await();
-  }
-
-  /** fencekeeper.join-timeout: at least a second. */
-  static Duration joinTimeout(Config config) {
-    Duration timeout;
-    try {
-      timeout = config.getDuration("fencekeeper.join-timeout");
-    } catch (com.typesafe.config.ConfigException e) {
-      throw new IllegalArgumentException(
-          "fencekeeper.join-timeout (FENCEKEEPER_JOIN_TIMEOUT) must be a duration such as 60s");
-    }
-    if (timeout.toSeconds() < 1) {
-      throw new IllegalArgumentException(
-          "fencekeeper.join-timeout (FENCEKEEPER_JOIN_TIMEOUT) must be at least 1s, got "
-              + config.getString("fencekeeper.join-timeout"));
-    }
-    return timeout;
   }
 
   /** The warm-up, decorated like the node below with metrics of its own, and one line about it. */

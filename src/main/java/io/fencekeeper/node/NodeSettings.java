@@ -30,6 +30,7 @@ public record NodeSettings(
     Duration maxRunLength,
     List<String> seedNodes,
     boolean clusterBootstrap,
+    Duration joinTimeout,
     GovernorSettings governor,
     FleetPolicy.Settings fleet) {
 
@@ -92,6 +93,7 @@ public record NodeSettings(
             .filter(s -> !s.isEmpty())
             .toList(),
         fk.getBoolean("cluster-bootstrap"),
+        joinTimeout(fk),
         governor,
         fleet(fk, governor));
   }
@@ -114,6 +116,25 @@ public record NodeSettings(
     }
     return new FleetPolicy.Settings(
         min, max, Math.max(1, fk.getInt("workers")), governor.deadlineMargin());
+  }
+
+  /**
+   * {@code fencekeeper.join-timeout}: how long serve waits to be an Up member, at least a second.
+   */
+  private static Duration joinTimeout(Config fk) {
+    Duration timeout;
+    try {
+      timeout = fk.getDuration("join-timeout");
+    } catch (com.typesafe.config.ConfigException e) {
+      throw new IllegalArgumentException(
+          "fencekeeper.join-timeout (FENCEKEEPER_JOIN_TIMEOUT) must be a duration such as 60s");
+    }
+    if (timeout.toSeconds() < 1) {
+      throw new IllegalArgumentException(
+          "fencekeeper.join-timeout (FENCEKEEPER_JOIN_TIMEOUT) must be at least 1s, got "
+              + fk.getString("join-timeout"));
+    }
+    return timeout;
   }
 
   /** Far above any cluster a coordinator singleton steers, far below overflow. */

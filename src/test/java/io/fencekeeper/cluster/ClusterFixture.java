@@ -220,9 +220,8 @@ final class ClusterFixture {
   static Map<ItemId, List<ItemAudit.Entry>> trails(FencekeeperNode via, List<ItemId> ids) {
     ItemTrails trails = new ItemTrails(via.system(), via.runItems().dataSource());
     Map<ItemId, List<ItemAudit.Entry>> all = new LinkedHashMap<>();
-    for (int from = 0; from < ids.size(); from += ItemTrails.MAX_ITEMS) {
-      all.putAll(
-          trails.trails(ids.subList(from, Math.min(ids.size(), from + ItemTrails.MAX_ITEMS))));
+    for (List<ItemId> batch : batches(ids)) {
+      all.putAll(trails.trails(batch));
     }
     return all;
   }
@@ -234,14 +233,22 @@ final class ClusterFixture {
   static Map<ItemId, ItemView> views(FencekeeperNode via, List<ItemId> ids) {
     ItemTrails trails = new ItemTrails(via.system(), via.runItems().dataSource());
     Map<ItemId, ItemView> views = new LinkedHashMap<>();
-    for (int from = 0; from < ids.size(); from += ItemTrails.MAX_ITEMS) {
-      List<ItemId> batch = ids.subList(from, Math.min(ids.size(), from + ItemTrails.MAX_ITEMS));
+    for (List<ItemId> batch : batches(ids)) {
       List<ItemView> read = trails.views(batch);
       for (int i = 0; i < batch.size(); i++) {
         views.put(batch.get(i), read.get(i));
       }
     }
     return views;
+  }
+
+  /** {@code ids} in pieces of at most the items one journal query reads. */
+  private static List<List<ItemId>> batches(List<ItemId> ids) {
+    List<List<ItemId>> batches = new ArrayList<>();
+    for (int from = 0; from < ids.size(); from += ItemTrails.MAX_ITEMS) {
+      batches.add(ids.subList(from, Math.min(ids.size(), from + ItemTrails.MAX_ITEMS)));
+    }
+    return batches;
   }
 
   /** Every lease ever granted for the run's items, read from the journal (the audit trail). */
